@@ -1,0 +1,28 @@
+# booking: PGXS build.  See docs/layout.md for what each folder holds.
+EXTENSION = booking
+EXTVERSION = $(shell grep default_version $(EXTENSION).control | sed -e "s/default_version[[:space:]]*=[[:space:]]*'\([^']*\)'/\1/")
+
+MODULE_big = booking
+OBJS = src/booking.o src/args.o src/result.o src/spi_util.o src/lock.o \
+	src/call.o src/idempotency.o src/resource.o src/seat.o src/stay.o \
+	src/slots.o src/hold.o src/worker.o
+DATA = $(wildcard sql/$(EXTENSION)--*.sql)
+PGFILEDESC = "booking - race-free reservations"
+
+PG_CPPFLAGS = -I$(srcdir)/src
+PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	-Wno-sign-compare -Wno-cast-function-type $(BOOKING_CFLAGS)
+
+# pg_regress reads <outputdir>/sql before <inputdir>/sql (and so for specs and
+# expected): test sources live in test/, expected outputs in expected/.
+REGRESS = setup resources reserve_seat cancel set_capacity reserve_stay \
+	reserve_stays reserve_stay_any free_slots holds idempotency
+REGRESS_OPTS = --inputdir=. --outputdir=test
+ISOLATION = iso_last_seat iso_lock_timeout iso_cancel_reserve iso_stay_race \
+	iso_group_order iso_stay_any iso_confirm_expire iso_expire_expire \
+	iso_reserve_vs_expiry iso_idempotency
+ISOLATION_OPTS = --inputdir=. --outputdir=test --load-extension=btree_gist --load-extension=booking
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

@@ -1,0 +1,169 @@
+/*
+ * booking.h
+ *	  Declarations shared by the booking extension's C files.
+ *
+ * Lock order, everywhere: an idempotency key's advisory lock first, then
+ * resource rows in ascending id order, then booking rows of those resources.
+ * Every write to a booking row is made while holding its resource's row lock,
+ * so a caller that holds a resource lock never waits for a booking row.
+ */
+#ifndef BOOKING_H
+#define BOOKING_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/rangetypes.h"
+
+/* qualified names the SQL text and the error matching rely on */
+#define BOOKING_OVERLAP_CONSTRAINT "bookings_no_overlap"
+
+#define BOOKING_MAX_GUEST_BYTES 1024
+#define BOOKING_MAX_KEY_BYTES 255
+#define BOOKING_MAX_GROUP 100
+#define BOOKING_MAX_HOLD_USECS ((int64) 3660 * USECS_PER_DAY)	/* ten years */
+#define BOOKING_MESSAGE_LEN 512
+
+/* result.c: the stable business codes of booking.result */
+typedef enum BookingCode
+{
+	BOOKING_CREATED,			/* ok, 201 */
+	BOOKING_DONE,				/* ok, 200 */
+	BOOKING_SOLD_OUT,
+	BOOKING_BUSY,
+	BOOKING_NOT_FOUND,
+	BOOKING_INVALID_STATE,
+	BOOKING_VERSION_CONFLICT,
+	BOOKING_RETRY,
+	BOOKING_CAPACITY_BELOW_TAKEN,
+	BOOKING_UNAVAILABLE,
+	BOOKING_JUST_TAKEN,
+	BOOKING_HOLD_EXPIRED,
+	BOOKING_IDEMPOTENCY_MISMATCH
+} BookingCode;
+
+typedef struct BookingResult
+{
+	BookingCode code;
+	bool		has_booking_id;
+	int64		booking_id;
+	bool		replayed;
+	char		message[BOOKING_MESSAGE_LEN];
+} BookingResult;
+
+extern const char *BookingCodeName(BookingCode code);
+extern int	BookingCodeHttpStatus(BookingCode code);
+extern bool BookingCodeIsOk(BookingCode code);
+extern bool BookingCodeFromName(const char *name, BookingCode *code);
+extern void BookingSetResult(BookingResult *res, BookingCode code, int64 booking_id,
+							 const char *fmt,...) pg_attribute_printf(4, 5);
+extern Datum BookingResultDatum(FunctionCallInfo fcinfo, const BookingResult *res);
+
+/* args.c: argument checks; each error names the argument */
+extern int64 BookingArgId(FunctionCallInfo fcinfo, int argno, const char *name);
+extern text *BookingArgGuest(FunctionCallInfo fcinfo, int argno);
+extern int32 BookingArgQuantity(FunctionCallInfo fcinfo, int argno);
+extern bool BookingArgHold(FunctionCallInfo fcinfo, int argno, int64 *hold_us);
+extern int	BookingArgLockTimeout(FunctionCallInfo fcinfo, int argno);
+extern char *BookingArgKey(FunctionCallInfo fcinfo, int argno);
+extern void BookingArgDuring(FunctionCallInfo fcinfo, int argno, const char *name,
+							 TimestampTz *lower, TimestampTz *upper);
+extern int64 BookingIntervalUsecs(const Interval *span, const char *name);
+extern Datum BookingMakeRange(TimestampTz lower, TimestampTz upper, bool upper_infinite);
+
+/* spi_util.c: plan cache and the one subtransaction helper */
+typedef struct BookingPlan
+{
+	const char *sql;
+	int			nargs;
+	Oid			argtypes[8];
+	SPIPlanPtr	plan;
+} BookingPlan;
+
+typedef enum BookingGuardOutcome
+{
+	BOOKING_GUARD_DONE,
+	BOOKING_GUARD_BUSY,			/* 55P03: lock_timeout or NOWAIT */
+	BOOKING_GUARD_RETRY,		/* 40001 or 40P01 */
+	BOOKING_GUARD_OVERLAP		/* 23P01 of bookings_no_overlap */
+} BookingGuardOutcome;
+
+typedef void (*BookingGuardedFn) (void *arg);
+
+extern int	BookingExecute(BookingPlan *plan, Datum *values, const char *nulls,
+						   bool read_only, long tcount);
+extern int	BookingExecuteLatest(BookingPlan *plan, Datum *values, const char *nulls);
+extern BookingGuardOutcome BookingRunGuarded(BookingGuardedFn fn, void *arg);
+extern int	BookingPushLockTimeout(int timeout_ms);
+extern void BookingPopLockTimeout(int nestlevel);
+extern int64 BookingGetInt64(int row, int col, bool *isnull);
+extern int32 BookingGetInt32(int row, int col, bool *isnull);
+extern bool BookingGetBool(int row, int col);
+extern Datum BookingGetDatum(int row, int col, bool *isnull);
+
+/* lock.c: resource row locks, fast conditional path first */
+typedef enum BookingLockOutcome
+{
+	BOOKING_LOCKED,
+	BOOKING_LOCK_BUSY,
+	BOOKING_LOCK_RETRY,
+	BOOKING_LOCK_NOT_FOUND
+} BookingLockOutcome;
+
+typedef struct BookingResource
+{
+	int64		id;
+	int32		capacity;
+	int32		taken;
+	int64		version;
+} BookingResource;
+
+extern int	booking_lock_timeout_ms;
+extern void BookingLockInit(void);
+extern BookingLockOutcome BookingLockResource(int64 id, int timeout_ms, BookingResource *res);
+extern bool BookingTryLockResource(int64 id, BookingResource *res);
+extern BookingLockOutcome BookingWaitGuarded(BookingGuardedFn fn, void *arg, int timeout_ms);
+extern void BookingSetLockOutcome(BookingResult *res, BookingLockOutcome outcome, int64 resource);
+
+/* call.c: the frame every mutating call runs in */
+typedef void (*BookingBodyFn) (void *state, BookingResult *res);
+
+typedef struct BookingCall
+{
+	const char *key;			/* idempotency key or NULL */
+	const char *request;		/* canonical form of the request, for keys */
+	int			timeout_ms;
+	int64		resource;		/* for messages only */
+	TimestampTz now;			/* the time of the call */
+	BookingBodyFn body;
+	void	   *state;
+} BookingCall;
+
+extern void BookingRunCall(BookingCall *call, BookingResult *res);
+
+/* idempotency.c */
+extern int	booking_idempotency_retention_s;
+extern void BookingIdempotencyInit(void);
+extern BookingLockOutcome BookingLockKey(const char *key, int timeout_ms);
+extern bool BookingReplayKey(const char *key, const char *request, BookingResult *res);
+extern void BookingStoreKey(const char *key, const char *request, const BookingResult *res,
+							TimestampTz now);
+extern int64 BookingPurgeKeys(TimestampTz now, int32 batch);
+extern char *BookingRequestString(const char *fn, int nfields, const char *const *fields);
+
+/* seat.c: counter upkeep shared with the hold lifecycle */
+extern int32 BookingReclaimLapsedSeats(int64 resource, TimestampTz now);
+extern void BookingWriteTaken(int64 resource, int32 taken);
+
+/* slots.c */
+extern bool BookingNextFreeSlot(int64 resource, TimestampTz from, int64 length_us,
+								TimestampTz now, TimestampTz *start);
+extern void BookingDescribeNextSlot(char *buf, size_t len, int64 resource,
+									TimestampTz lower, TimestampTz upper, TimestampTz now);
+
+/* worker.c */
+extern void BookingWorkerInit(void);
+
+#endif							/* BOOKING_H */

@@ -1,0 +1,405 @@
+/*
+ * hold.c
+ *	  The booking lifecycle: booking.confirm, booking.cancel,
+ *	  booking.extend_hold and booking.hold_expire.
+ *
+ *	  A hold is a pending booking with expires_at; it blocks until then.  Its
+ *	  validity range [created, expires_at) takes part in the exclusion
+ *	  constraint, so a lapsed stay hold stops blocking by itself; a lapsed
+ *	  seat hold stays in the counter until reclaimed (seat.c) or expired here.
+ *
+ *	  Locks: each call reads the booking's resource id, locks that resource
+ *	  row, then reads and writes the booking row, which nobody else can
+ *	  change without the same resource lock.  hold_expire takes resource
+ *	  locks with SKIP LOCKED only, so it never waits behind a sale or another
+ *	  hold_expire, and re-checks each hold's status under the lock, so no
+ *	  hold is expired twice or both confirmed and expired.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "booking.h"
+
+PG_FUNCTION_INFO_V1(booking_confirm);
+PG_FUNCTION_INFO_V1(booking_cancel);
+PG_FUNCTION_INFO_V1(booking_extend_hold);
+PG_FUNCTION_INFO_V1(booking_hold_expire);
+
+static BookingPlan owner_plan = {
+	"SELECT resource_id FROM booking.bookings WHERE id OPERATOR(pg_catalog.=) $1",
+	1, {INT8OID}
+};
+static BookingPlan read_plan = {
+	"SELECT CAST(status AS pg_catalog.text), expires_at, quantity, during IS NULL, created_at "
+	"FROM booking.bookings WHERE id OPERATOR(pg_catalog.=) $1",
+	1, {INT8OID}
+};
+static BookingPlan set_status_plan = {
+	"UPDATE booking.bookings SET status = CAST($2 AS booking.status) "
+	"WHERE id OPERATOR(pg_catalog.=) $1",
+	2, {INT8OID, TEXTOID}
+};
+static BookingPlan confirm_plan = {
+	"UPDATE booking.bookings SET status = 'confirmed'::booking.status, expires_at = NULL, "
+	"validity = pg_catalog.tstzrange(created_at, NULL, '[)') "
+	"WHERE id OPERATOR(pg_catalog.=) $1",
+	1, {INT8OID}
+};
+static BookingPlan extend_plan = {
+	"UPDATE booking.bookings SET expires_at = $2, "
+	"validity = pg_catalog.tstzrange(created_at, $2, '[)') "
+	"WHERE id OPERATOR(pg_catalog.=) $1",
+	2, {INT8OID, TIMESTAMPTZOID}
+};
+static BookingPlan lapsed_resources_plan = {
+	"SELECT DISTINCT s.resource_id FROM (SELECT resource_id FROM booking.bookings "
+	"WHERE status OPERATOR(pg_catalog.=) 'pending'::booking.status "
+	"AND expires_at OPERATOR(pg_catalog.<=) $1 ORDER BY expires_at LIMIT $2) AS s "
+	"ORDER BY 1",
+	2, {TIMESTAMPTZOID, INT4OID}
+};
+static BookingPlan expire_plan = {
+	"WITH e AS (UPDATE booking.bookings SET status = 'expired'::booking.status "
+	"WHERE id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM booking.bookings "
+	"WHERE resource_id OPERATOR(pg_catalog.=) $1 "
+	"AND status OPERATOR(pg_catalog.=) 'pending'::booking.status "
+	"AND expires_at OPERATOR(pg_catalog.<=) $2 ORDER BY expires_at LIMIT $3)) "
+	"RETURNING quantity, during IS NULL AS seat) "
+	"SELECT pg_catalog.count(*), CAST(COALESCE(pg_catalog.sum(quantity) FILTER (WHERE seat), 0) "
+	"AS pg_catalog.int4) FROM e",
+	3, {INT8OID, TIMESTAMPTZOID, INT4OID}
+};
+
+typedef enum HoldStatus
+{
+	HOLD_PENDING,
+	HOLD_CONFIRMED,
+	HOLD_CANCELLED,
+	HOLD_EXPIRED
+} HoldStatus;
+
+typedef struct LifecycleRequest
+{
+	int64		booking;
+	int64		by_us;			/* extend_hold */
+	int			timeout_ms;
+	TimestampTz now;
+} LifecycleRequest;
+
+typedef struct LockedBooking
+{
+	BookingResource resource;
+	HoldStatus	status;
+	TimestampTz expires_at;
+	int32		quantity;
+	bool		is_seat;
+	TimestampTz created_at;
+} LockedBooking;
+
+/*
+ * Locks the booking's resource, then reads the booking; false with res set
+ * when the booking is unknown or the lock could not be had.
+ */
+static bool
+LockBooking(LifecycleRequest *req, LockedBooking *b, BookingResult *res)
+{
+	Datum		values[1] = {Int64GetDatum(req->booking)};
+	BookingLockOutcome outcome;
+	char	   *status;
+	bool		isnull;
+
+	if (BookingExecute(&owner_plan, values, NULL, false, 1) == 0)
+	{
+		BookingSetResult(res, BOOKING_NOT_FOUND, -1,
+						 "Booking %lld does not exist.", (long long) req->booking);
+		return false;
+	}
+	outcome = BookingLockResource(BookingGetInt64(0, 1, NULL), req->timeout_ms, &b->resource);
+	if (outcome != BOOKING_LOCKED)
+	{
+		BookingSetLockOutcome(res, outcome, b->resource.id);
+		return false;
+	}
+
+	(void) BookingExecute(&read_plan, values, NULL, false, 1);
+	status = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	if (strcmp(status, "pending") == 0)
+		b->status = HOLD_PENDING;
+	else if (strcmp(status, "confirmed") == 0)
+		b->status = HOLD_CONFIRMED;
+	else if (strcmp(status, "cancelled") == 0)
+		b->status = HOLD_CANCELLED;
+	else
+		b->status = HOLD_EXPIRED;
+	b->expires_at = DatumGetTimestampTz(BookingGetDatum(0, 2, &isnull));
+	b->quantity = BookingGetInt32(0, 3, NULL);
+	b->is_seat = BookingGetBool(0, 4);
+	b->created_at = DatumGetTimestampTz(BookingGetDatum(0, 5, &isnull));
+	return true;
+}
+
+static void
+SetStatus(int64 booking, const char *status)
+{
+	Datum		values[2] = {Int64GetDatum(booking), CStringGetTextDatum(status)};
+
+	(void) BookingExecute(&set_status_plan, values, NULL, false, 0);
+}
+
+/* Ends a blocking booking and gives its seats back to the counter. */
+static void
+EndBooking(LifecycleRequest *req, LockedBooking *b, const char *status)
+{
+	SetStatus(req->booking, status);
+	if (b->is_seat)
+		BookingWriteTaken(b->resource.id, b->resource.taken - b->quantity);
+}
+
+static void
+SetHoldExpired(BookingResult *res, LifecycleRequest *req, LockedBooking *b)
+{
+	BookingSetResult(res, BOOKING_HOLD_EXPIRED, req->booking,
+					 "The hold on booking %lld expired at %s; reserve again.",
+					 (long long) req->booking, timestamptz_to_str(b->expires_at));
+}
+
+static void
+ConfirmBody(void *state, BookingResult *res)
+{
+	LifecycleRequest *req = (LifecycleRequest *) state;
+	LockedBooking b;
+
+	if (!LockBooking(req, &b, res))
+		return;
+	switch (b.status)
+	{
+		case HOLD_CONFIRMED:
+			BookingSetResult(res, BOOKING_DONE, req->booking,
+							 "Booking %lld is confirmed.", (long long) req->booking);
+			return;
+		case HOLD_CANCELLED:
+			BookingSetResult(res, BOOKING_INVALID_STATE, req->booking,
+							 "Booking %lld is cancelled and cannot be confirmed.",
+							 (long long) req->booking);
+			return;
+		case HOLD_EXPIRED:
+			SetHoldExpired(res, req, &b);
+			return;
+		case HOLD_PENDING:
+			break;
+	}
+	if (b.expires_at <= req->now)
+	{
+		EndBooking(req, &b, "expired");
+		SetHoldExpired(res, req, &b);
+		return;
+	}
+	{
+		Datum		values[1] = {Int64GetDatum(req->booking)};
+
+		(void) BookingExecute(&confirm_plan, values, NULL, false, 0);
+	}
+	BookingSetResult(res, BOOKING_DONE, req->booking,
+					 "Booking %lld is confirmed.", (long long) req->booking);
+}
+
+static void
+CancelBody(void *state, BookingResult *res)
+{
+	LifecycleRequest *req = (LifecycleRequest *) state;
+	LockedBooking b;
+
+	if (!LockBooking(req, &b, res))
+		return;
+	if (b.status == HOLD_CANCELLED || b.status == HOLD_EXPIRED)
+	{
+		BookingSetResult(res, BOOKING_INVALID_STATE, req->booking,
+						 "Booking %lld is already %s.", (long long) req->booking,
+						 b.status == HOLD_CANCELLED ? "cancelled" : "expired");
+		return;
+	}
+	EndBooking(req, &b, "cancelled");
+	BookingSetResult(res, BOOKING_DONE, req->booking,
+					 "Booking %lld is cancelled; its %s free again.", (long long) req->booking,
+					 b.is_seat ? "seats are" : "dates are");
+}
+
+static void
+ExtendHoldBody(void *state, BookingResult *res)
+{
+	LifecycleRequest *req = (LifecycleRequest *) state;
+	LockedBooking b;
+	TimestampTz until;
+	Datum		values[2];
+
+	if (!LockBooking(req, &b, res))
+		return;
+	if (b.status == HOLD_CONFIRMED || b.status == HOLD_CANCELLED)
+	{
+		BookingSetResult(res, BOOKING_INVALID_STATE, req->booking,
+						 "Booking %lld is %s, not a hold.", (long long) req->booking,
+						 b.status == HOLD_CONFIRMED ? "confirmed" : "cancelled");
+		return;
+	}
+	if (b.status == HOLD_EXPIRED)
+	{
+		SetHoldExpired(res, req, &b);
+		return;
+	}
+	if (b.expires_at <= req->now)
+	{
+		EndBooking(req, &b, "expired");
+		SetHoldExpired(res, req, &b);
+		return;
+	}
+	until = b.expires_at + req->by_us;
+	if (until - req->now > BOOKING_MAX_HOLD_USECS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("by would make the hold last more than 3660 days")));
+	values[0] = Int64GetDatum(req->booking);
+	values[1] = TimestampTzGetDatum(until);
+	(void) BookingExecute(&extend_plan, values, NULL, false, 0);
+	BookingSetResult(res, BOOKING_DONE, req->booking,
+					 "The hold on booking %lld now lasts until %s.",
+					 (long long) req->booking, timestamptz_to_str(until));
+}
+
+static Datum
+RunLifecycleCall(FunctionCallInfo fcinfo, LifecycleRequest *req, const char *fn,
+				 const char *key, BookingBodyFn body)
+{
+	BookingCall call;
+	BookingResult res;
+
+	memset(&call, 0, sizeof(call));
+	call.key = key;
+	if (key != NULL)
+	{
+		const char *fields[1] = {psprintf(INT64_FORMAT, req->booking)};
+
+		call.request = BookingRequestString(fn, 1, fields);
+	}
+	call.timeout_ms = req->timeout_ms;
+	call.now = req->now;
+	call.body = body;
+	call.state = req;
+
+	SPI_connect();
+	BookingRunCall(&call, &res);
+	SPI_finish();
+
+	return BookingResultDatum(fcinfo, &res);
+}
+
+static void
+ReadLifecycleArgs(FunctionCallInfo fcinfo, LifecycleRequest *req)
+{
+	memset(req, 0, sizeof(*req));
+	req->booking = BookingArgId(fcinfo, 0, "booking");
+	req->timeout_ms = booking_lock_timeout_ms;
+	req->now = GetCurrentTimestamp();
+}
+
+/*
+ * confirm(booking, idempotency_key)
+ */
+Datum
+booking_confirm(PG_FUNCTION_ARGS)
+{
+	LifecycleRequest req;
+
+	ReadLifecycleArgs(fcinfo, &req);
+	return RunLifecycleCall(fcinfo, &req, "confirm", BookingArgKey(fcinfo, 1), ConfirmBody);
+}
+
+/*
+ * cancel(booking, idempotency_key)
+ */
+Datum
+booking_cancel(PG_FUNCTION_ARGS)
+{
+	LifecycleRequest req;
+
+	ReadLifecycleArgs(fcinfo, &req);
+	return RunLifecycleCall(fcinfo, &req, "cancel", BookingArgKey(fcinfo, 1), CancelBody);
+}
+
+/*
+ * extend_hold(booking, by)
+ */
+Datum
+booking_extend_hold(PG_FUNCTION_ARGS)
+{
+	LifecycleRequest req;
+
+	ReadLifecycleArgs(fcinfo, &req);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("by must not be null")));
+	req.by_us = BookingIntervalUsecs(PG_GETARG_INTERVAL_P(1), "by");
+	if (req.by_us <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("by must be a positive interval")));
+	if (req.by_us > BOOKING_MAX_HOLD_USECS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("by must be at most 3660 days")));
+	return RunLifecycleCall(fcinfo, &req, "extend_hold", NULL, ExtendHoldBody);
+}
+
+/*
+ * hold_expire(batch) returns the number of holds moved to expired
+ */
+Datum
+booking_hold_expire(PG_FUNCTION_ARGS)
+{
+	int32		batch = PG_ARGISNULL(0) ? 1000 : PG_GETARG_INT32(0);
+	TimestampTz now = GetCurrentTimestamp();
+	int64		expired = 0;
+	int			nres;
+	int64	   *resources;
+	Datum		values[3];
+
+	if (batch <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("batch must be greater than zero"),
+				 errdetail("The batch given is %d.", batch)));
+
+	SPI_connect();
+	values[0] = TimestampTzGetDatum(now);
+	values[1] = Int32GetDatum(batch);
+	nres = BookingExecute(&lapsed_resources_plan, values, NULL, false, 0);
+	resources = palloc(sizeof(int64) * Max(nres, 1));
+	for (int i = 0; i < nres; i++)
+		resources[i] = BookingGetInt64(i, 1, NULL);
+
+	for (int i = 0; i < nres && expired < batch; i++)
+	{
+		BookingResource r;
+		int32		seats;
+
+		/* a busy resource is skipped: its bookers reclaim lapsed holds themselves */
+		if (!BookingTryLockResource(resources[i], &r))
+			continue;
+		values[0] = Int64GetDatum(resources[i]);
+		values[1] = TimestampTzGetDatum(now);
+		values[2] = Int32GetDatum((int32) (batch - expired));
+		(void) BookingExecute(&expire_plan, values, NULL, false, 1);
+		expired += BookingGetInt64(0, 1, NULL);
+		seats = BookingGetInt32(0, 2, NULL);
+		if (seats > 0)
+			BookingWriteTaken(resources[i], r.taken - seats);
+	}
+
+	(void) BookingPurgeKeys(now, batch);
+	SPI_finish();
+
+	PG_RETURN_INT64(expired);
+}

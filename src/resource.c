@@ -1,0 +1,235 @@
+/*
+ * resource.c
+ *	  Resources: booking.create_resource, booking.set_capacity (an optimistic
+ *	  write for slow human edits) and booking.seats_left.
+ *
+ *	  set_capacity takes the resource row lock, then may expire lapsed holds
+ *	  of that resource (seat.c), in that order.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/timestamp.h"
+
+#include "booking.h"
+
+PG_FUNCTION_INFO_V1(booking_create_resource);
+PG_FUNCTION_INFO_V1(booking_set_capacity);
+PG_FUNCTION_INFO_V1(booking_seats_left);
+
+#define BOOKING_MAX_NAME_BYTES 1024
+
+static BookingPlan exists_plan = {
+	"SELECT 1 FROM booking.resources WHERE id OPERATOR(pg_catalog.=) $1", 1, {INT8OID}
+};
+static BookingPlan create_plan = {
+	"INSERT INTO booking.resources (name, capacity, pool_id, meta) "
+	"VALUES ($1, $2, $3, $4) RETURNING id",
+	4, {TEXTOID, INT4OID, INT8OID, JSONBOID}
+};
+static BookingPlan set_capacity_plan = {
+	"UPDATE booking.resources SET capacity = $2, taken = $3, "
+	"version = version OPERATOR(pg_catalog.+) 1 "
+	"WHERE id OPERATOR(pg_catalog.=) $1 RETURNING version",
+	3, {INT8OID, INT4OID, INT4OID}
+};
+static BookingPlan seats_left_plan = {
+	"SELECT CAST(r.capacity OPERATOR(pg_catalog.-) r.taken OPERATOR(pg_catalog.+) COALESCE(("
+	"SELECT pg_catalog.sum(b.quantity) FROM booking.bookings b "
+	"WHERE b.resource_id OPERATOR(pg_catalog.=) r.id "
+	"AND b.status OPERATOR(pg_catalog.=) 'pending'::booking.status "
+	"AND b.expires_at OPERATOR(pg_catalog.<=) $2 AND b.during IS NULL), 0) AS pg_catalog.int4) "
+	"FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) $1",
+	2, {INT8OID, TIMESTAMPTZOID}
+};
+
+static int32
+CheckCapacity(FunctionCallInfo fcinfo, int argno, int32 if_null)
+{
+	int32		capacity;
+
+	if (PG_ARGISNULL(argno))
+		return if_null;
+	capacity = PG_GETARG_INT32(argno);
+	if (capacity < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("capacity must not be negative"),
+				 errdetail("The capacity given is %d.", capacity)));
+	return capacity;
+}
+
+/*
+ * create_resource(name, capacity, pool, meta) returns the new id
+ */
+Datum
+booking_create_resource(PG_FUNCTION_ARGS)
+{
+	text	   *name;
+	int32		capacity;
+	Datum		values[4];
+	char		nulls[4] = "    ";
+	int64		id;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("name must not be null")));
+	name = PG_GETARG_TEXT_PP(0);
+	if (VARSIZE_ANY_EXHDR(name) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("name must not be empty")));
+	if (VARSIZE_ANY_EXHDR(name) > BOOKING_MAX_NAME_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("name must be at most %d bytes long", BOOKING_MAX_NAME_BYTES)));
+	capacity = CheckCapacity(fcinfo, 1, 1);
+
+	values[0] = PointerGetDatum(name);
+	values[1] = Int32GetDatum(capacity);
+	if (PG_ARGISNULL(2))
+	{
+		values[2] = (Datum) 0;
+		nulls[2] = 'n';
+	}
+	else
+		values[2] = PG_GETARG_DATUM(2);
+	if (PG_ARGISNULL(3))
+		values[3] = DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"));
+	else
+		values[3] = PG_GETARG_DATUM(3);
+
+	SPI_connect();
+	if (!PG_ARGISNULL(2) &&
+		BookingExecute(&exists_plan, &values[2], NULL, false, 1) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("pool %lld is not an existing resource", (long long) PG_GETARG_INT64(2)),
+				 errhint("Create the pool with booking.create_resource first.")));
+	(void) BookingExecute(&create_plan, values, nulls, false, 1);
+	id = BookingGetInt64(0, 1, NULL);
+	SPI_finish();
+
+	PG_RETURN_INT64(id);
+}
+
+typedef struct CapacityRequest
+{
+	int64		resource;
+	int32		capacity;
+	int64		expected_version;
+	TimestampTz now;
+} CapacityRequest;
+
+static void
+SetCapacityBody(void *state, BookingResult *res)
+{
+	CapacityRequest *req = (CapacityRequest *) state;
+	BookingResource r;
+	BookingLockOutcome outcome;
+	int32		taken;
+	Datum		values[3];
+	int64		version;
+
+	outcome = BookingLockResource(req->resource, booking_lock_timeout_ms, &r);
+	if (outcome != BOOKING_LOCKED)
+	{
+		BookingSetLockOutcome(res, outcome, req->resource);
+		return;
+	}
+	if (r.version != req->expected_version)
+	{
+		BookingSetResult(res, BOOKING_VERSION_CONFLICT, -1,
+						 "Resource %lld was changed meanwhile: it is at version %lld, not %lld. Reload it and try again.",
+						 (long long) req->resource, (long long) r.version,
+						 (long long) req->expected_version);
+		return;
+	}
+
+	taken = r.taken;
+	if (req->capacity < taken)
+	{
+		int32		reclaimed = BookingReclaimLapsedSeats(req->resource, req->now);
+
+		taken -= reclaimed;
+		if (req->capacity < taken)
+		{
+			if (reclaimed > 0)
+				BookingWriteTaken(req->resource, taken);
+			BookingSetResult(res, BOOKING_CAPACITY_BELOW_TAKEN, -1,
+							 "Resource %lld already has %d seats taken; its capacity cannot go down to %d.",
+							 (long long) req->resource, taken, req->capacity);
+			return;
+		}
+	}
+
+	values[0] = Int64GetDatum(req->resource);
+	values[1] = Int32GetDatum(req->capacity);
+	values[2] = Int32GetDatum(taken);
+	(void) BookingExecute(&set_capacity_plan, values, NULL, false, 1);
+	version = BookingGetInt64(0, 1, NULL);
+	BookingSetResult(res, BOOKING_DONE, -1,
+					 "Resource %lld now has capacity %d (version %lld).",
+					 (long long) req->resource, req->capacity, (long long) version);
+}
+
+/*
+ * set_capacity(resource, capacity, expected_version)
+ */
+Datum
+booking_set_capacity(PG_FUNCTION_ARGS)
+{
+	CapacityRequest req;
+	BookingCall call;
+	BookingResult res;
+
+	req.resource = BookingArgId(fcinfo, 0, "resource");
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("capacity must not be null")));
+	req.capacity = CheckCapacity(fcinfo, 1, 0);
+	req.expected_version = BookingArgId(fcinfo, 2, "expected_version");
+	req.now = GetCurrentTimestamp();
+
+	memset(&call, 0, sizeof(call));
+	call.timeout_ms = booking_lock_timeout_ms;
+	call.resource = req.resource;
+	call.now = req.now;
+	call.body = SetCapacityBody;
+	call.state = &req;
+
+	SPI_connect();
+	BookingRunCall(&call, &res);
+	SPI_finish();
+
+	PG_RETURN_DATUM(BookingResultDatum(fcinfo, &res));
+}
+
+/*
+ * seats_left(resource): capacity minus the seats of pending and confirmed
+ * bookings, counting lapsed holds as free.  NULL for an unknown resource.
+ */
+Datum
+booking_seats_left(PG_FUNCTION_ARGS)
+{
+	Datum		values[2];
+	bool		found;
+	int32		left = 0;
+
+	values[0] = Int64GetDatum(BookingArgId(fcinfo, 0, "resource"));
+	values[1] = TimestampTzGetDatum(GetCurrentTimestamp());
+
+	SPI_connect();
+	found = BookingExecute(&seats_left_plan, values, NULL, true, 1) == 1;
+	if (found)
+		left = BookingGetInt32(0, 1, NULL);
+	SPI_finish();
+
+	if (!found)
+		PG_RETURN_NULL();
+	PG_RETURN_INT32(left);
+}

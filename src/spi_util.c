@@ -1,0 +1,196 @@
+/*
+ * spi_util.c
+ *	  SPI plumbing: statements prepared once and kept (re-prepared when
+ *	  invalidated, as ri_triggers.c does), typed result getters, the lock
+ *	  timeout of a call, and the one internal subtransaction the extension
+ *	  uses to turn an expected failure into a result code.  Takes no locks of
+ *	  its own.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+#include "utils/snapmgr.h"
+
+#include "booking.h"
+
+static SPIPlanPtr
+PlanFor(BookingPlan *plan)
+{
+	if (plan->plan == NULL || !SPI_plan_is_valid(plan->plan))
+	{
+		SPIPlanPtr	fresh;
+
+		if (plan->plan != NULL)
+		{
+			SPI_freeplan(plan->plan);
+			plan->plan = NULL;
+		}
+		fresh = SPI_prepare(plan->sql, plan->nargs, plan->argtypes);
+		if (fresh == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
+				 plan->sql, SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(fresh) != 0)
+			elog(ERROR, "SPI_keepplan failed");
+		plan->plan = fresh;
+	}
+	return plan->plan;
+}
+
+/* Runs a kept plan; returns the number of rows processed. */
+int
+BookingExecute(BookingPlan *plan, Datum *values, const char *nulls,
+			   bool read_only, long tcount)
+{
+	int			rc;
+
+	rc = SPI_execute_plan(PlanFor(plan), values, nulls, read_only, tcount);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s",
+			 plan->sql, SPI_result_code_string(rc));
+	return (int) SPI_processed;
+}
+
+/*
+ * Runs a read-only plan with the latest snapshot, so that a caller at
+ * REPEATABLE READ still sees rows committed after its snapshot was taken
+ * (a stored idempotency result, say), as the RI triggers do.
+ */
+int
+BookingExecuteLatest(BookingPlan *plan, Datum *values, const char *nulls)
+{
+	int			rc;
+
+	rc = SPI_execute_snapshot(PlanFor(plan), values, nulls,
+							  GetLatestSnapshot(), InvalidSnapshot,
+							  true, false, 1);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_snapshot failed for \"%s\": %s",
+			 plan->sql, SPI_result_code_string(rc));
+	return (int) SPI_processed;
+}
+
+Datum
+BookingGetDatum(int row, int col, bool *isnull)
+{
+	return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, isnull);
+}
+
+int64
+BookingGetInt64(int row, int col, bool *isnull)
+{
+	bool		null;
+	Datum		d = BookingGetDatum(row, col, &null);
+
+	if (isnull)
+		*isnull = null;
+	return null ? 0 : DatumGetInt64(d);
+}
+
+int32
+BookingGetInt32(int row, int col, bool *isnull)
+{
+	bool		null;
+	Datum		d = BookingGetDatum(row, col, &null);
+
+	if (isnull)
+		*isnull = null;
+	return null ? 0 : DatumGetInt32(d);
+}
+
+bool
+BookingGetBool(int row, int col)
+{
+	bool		null;
+	Datum		d = BookingGetDatum(row, col, &null);
+
+	return !null && DatumGetBool(d);
+}
+
+/*
+ * Sets lock_timeout for the rest of the call; PostgreSQL's 0 means "wait
+ * forever", so callers never push 0 (they use NOWAIT or SKIP LOCKED).
+ */
+int
+BookingPushLockTimeout(int timeout_ms)
+{
+	int			nestlevel = NewGUCNestLevel();
+	char		buf[32];
+
+	snprintf(buf, sizeof(buf), "%d", timeout_ms);
+	(void) set_config_option("lock_timeout", buf, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	return nestlevel;
+}
+
+void
+BookingPopLockTimeout(int nestlevel)
+{
+	AtEOXact_GUC(true, nestlevel);
+}
+
+/*
+ * Runs fn in an internal subtransaction (the pattern of PL/Python's
+ * plpy_spi.c).  A lock timeout, a serialization failure, a deadlock and a
+ * violation of our own exclusion constraint come back as an outcome; any
+ * other error is re-thrown unchanged, because it is a real bug.
+ */
+BookingGuardOutcome
+BookingRunGuarded(BookingGuardedFn fn, void *arg)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	volatile BookingGuardOutcome outcome = BOOKING_GUARD_DONE;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcontext);
+
+	PG_TRY();
+	{
+		fn(arg);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+
+		switch (edata->sqlerrcode)
+		{
+			case ERRCODE_LOCK_NOT_AVAILABLE:
+				outcome = BOOKING_GUARD_BUSY;
+				break;
+			case ERRCODE_T_R_SERIALIZATION_FAILURE:
+			case ERRCODE_T_R_DEADLOCK_DETECTED:
+				outcome = BOOKING_GUARD_RETRY;
+				break;
+			case ERRCODE_EXCLUSION_VIOLATION:
+				if (edata->constraint_name != NULL &&
+					strcmp(edata->constraint_name, BOOKING_OVERLAP_CONSTRAINT) == 0 &&
+					edata->schema_name != NULL &&
+					strcmp(edata->schema_name, "booking") == 0)
+				{
+					outcome = BOOKING_GUARD_OVERLAP;
+					break;
+				}
+				ReThrowError(edata);
+				break;
+			default:
+				ReThrowError(edata);
+		}
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+
+	return outcome;
+}

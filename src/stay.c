@@ -1,0 +1,509 @@
+/*
+ * stay.c
+ *	  Range inventory: booking.reserve_stay, booking.reserve_stays (a group,
+ *	  all or nothing) and booking.reserve_stay_any (any free unit of a pool).
+ *
+ *	  The guard is the exclusion constraint bookings_no_overlap: same
+ *	  resource, overlapping during, overlapping validity, among pending and
+ *	  confirmed rows.  The calls take the resource row lock first and insert
+ *	  with ON CONFLICT ON CONSTRAINT bookings_no_overlap DO NOTHING, so two
+ *	  racing inserts never wait on each other's index entries (no deadlock),
+ *	  only a violation of our own constraint becomes just_taken, and any
+ *	  other integrity error surfaces as itself.  A stay is exclusive: the
+ *	  resource's capacity is not consulted.
+ *
+ *	  Locks: resource rows in ascending id order; reserve_stay_any takes a
+ *	  pool unit with SKIP LOCKED and waits only when every free unit is
+ *	  locked by someone else.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "booking.h"
+
+PG_FUNCTION_INFO_V1(booking_reserve_stay);
+PG_FUNCTION_INFO_V1(booking_reserve_stays);
+PG_FUNCTION_INFO_V1(booking_reserve_stay_any);
+
+/* the rows that block a newcomer whose validity is $3 */
+#define BLOCKING(alias) \
+	alias ".during OPERATOR(pg_catalog.&&) $2 " \
+	"AND " alias ".validity OPERATOR(pg_catalog.&&) $3 " \
+	"AND " alias ".during IS NOT NULL " \
+	"AND " alias ".status IN ('pending'::booking.status, 'confirmed'::booking.status)"
+
+static BookingPlan precheck_plan = {
+	"SELECT EXISTS (SELECT 1 FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) $1), "
+	"EXISTS (SELECT 1 FROM booking.bookings b WHERE b.resource_id OPERATOR(pg_catalog.=) $1 AND "
+	BLOCKING("b") ")",
+	3, {INT8OID, TSTZRANGEOID, TSTZRANGEOID}
+};
+static BookingPlan insert_plan = {
+	"INSERT INTO booking.bookings "
+	"(resource_id, guest, quantity, during, status, expires_at, created_at, validity) "
+	"VALUES ($1, $2, 1, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
+	"ELSE 'pending'::booking.status END, $4, $5, $6) "
+	"ON CONFLICT ON CONSTRAINT bookings_no_overlap DO NOTHING RETURNING id",
+	6, {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID}
+};
+static BookingPlan group_missing_plan = {
+	"SELECT u.id FROM pg_catalog.unnest($1) AS u(id) WHERE NOT EXISTS ("
+	"SELECT 1 FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) u.id) "
+	"ORDER BY u.id LIMIT 1",
+	1, {INT8ARRAYOID}
+};
+static BookingPlan group_conflict_plan = {
+	"SELECT b.resource_id FROM booking.bookings b "
+	"WHERE b.resource_id OPERATOR(pg_catalog.=) ANY ($1) AND " BLOCKING("b")
+	" ORDER BY b.resource_id LIMIT 1",
+	3, {INT8ARRAYOID, TSTZRANGEOID, TSTZRANGEOID}
+};
+static BookingPlan next_id_plan = {
+	"SELECT pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass)", 0, {InvalidOid}
+};
+static BookingPlan group_insert_plan = {
+	"INSERT INTO booking.bookings "
+	"(id, resource_id, guest, quantity, during, status, expires_at, created_at, validity, group_id) "
+	"SELECT CASE WHEN u.ord OPERATOR(pg_catalog.=) 1 THEN $7 "
+	"ELSE pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass) END, "
+	"u.id, $2, 1, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
+	"ELSE 'pending'::booking.status END, $4, $5, $6, $7 "
+	"FROM pg_catalog.unnest($1) WITH ORDINALITY AS u(id, ord) ORDER BY u.ord "
+	"ON CONFLICT ON CONSTRAINT bookings_no_overlap DO NOTHING RETURNING id",
+	7, {INT8ARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID}
+};
+static BookingPlan group_undo_plan = {
+	"DELETE FROM booking.bookings WHERE group_id OPERATOR(pg_catalog.=) $1",
+	1, {INT8OID}
+};
+static BookingPlan pool_exists_plan = {
+	"SELECT 1 FROM booking.resources WHERE id OPERATOR(pg_catalog.=) $1", 1, {INT8OID}
+};
+
+#define FREE_UNIT_QUERY \
+	"SELECT r.id FROM booking.resources r " \
+	"WHERE r.pool_id OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.<>) ALL ($4) " \
+	"AND NOT EXISTS (SELECT 1 FROM booking.bookings b " \
+	"WHERE b.resource_id OPERATOR(pg_catalog.=) r.id AND " BLOCKING("b") ") " \
+	"ORDER BY r.id LIMIT 1"
+
+static BookingPlan free_unit_skip_plan = {
+	FREE_UNIT_QUERY " FOR NO KEY UPDATE OF r SKIP LOCKED",
+	4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8ARRAYOID}
+};
+static BookingPlan free_unit_any_plan = {
+	FREE_UNIT_QUERY,
+	4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8ARRAYOID}
+};
+
+typedef struct StayRequest
+{
+	int64		resource;		/* the resource, or the pool for _any */
+	ArrayType  *resources;		/* reserve_stays: sorted ids */
+	int			nresources;
+	text	   *guest;
+	TimestampTz lower;
+	TimestampTz upper;
+	bool		has_hold;
+	int64		hold_us;
+	int			timeout_ms;
+	TimestampTz now;
+	Datum		during;			/* normalized [lower, upper) */
+	Datum		validity;		/* the newcomer's [now, expiry) */
+	TimestampTz expires_at;
+} StayRequest;
+
+static void
+PrepareStay(StayRequest *req)
+{
+	req->expires_at = req->has_hold ? req->now + req->hold_us : 0;
+	req->during = BookingMakeRange(req->lower, req->upper, false);
+	req->validity = BookingMakeRange(req->now, req->expires_at, !req->has_hold);
+}
+
+/* Inserts one stay; returns its id, or -1 when our constraint refused it. */
+static int64
+InsertStay(StayRequest *req, int64 resource)
+{
+	Datum		values[6];
+	char		nulls[6] = "      ";
+
+	values[0] = Int64GetDatum(resource);
+	values[1] = PointerGetDatum(req->guest);
+	values[2] = req->during;
+	values[3] = TimestampTzGetDatum(req->expires_at);
+	if (!req->has_hold)
+		nulls[3] = 'n';
+	values[4] = TimestampTzGetDatum(req->now);
+	values[5] = req->validity;
+	if (BookingExecute(&insert_plan, values, nulls, false, 1) == 0)
+		return -1;
+	return BookingGetInt64(0, 1, NULL);
+}
+
+static void
+SetStayRefusal(BookingResult *res, BookingCode code, int64 resource, StayRequest *req)
+{
+	char		next[BOOKING_MESSAGE_LEN / 2];
+
+	BookingDescribeNextSlot(next, sizeof(next), resource, req->lower, req->upper, req->now);
+	BookingSetResult(res, code, -1,
+					 code == BOOKING_UNAVAILABLE ?
+					 "Resource %lld is already booked for part of that range.%s" :
+					 "Resource %lld was just booked for an overlapping range by a concurrent request.%s",
+					 (long long) resource, next);
+}
+
+static void
+SetStayCreated(BookingResult *res, int64 booking_id, const char *what, StayRequest *req)
+{
+	char	   *from = pstrdup(timestamptz_to_str(req->lower));
+	char	   *to = pstrdup(timestamptz_to_str(req->upper));
+
+	if (req->has_hold)
+		BookingSetResult(res, BOOKING_CREATED, booking_id,
+						 "Held %s from %s to %s until %s; confirm before then.",
+						 what, from, to, timestamptz_to_str(req->expires_at));
+	else
+		BookingSetResult(res, BOOKING_CREATED, booking_id,
+						 "Booked %s from %s to %s.", what, from, to);
+}
+
+static void
+ReserveStayBody(void *state, BookingResult *res)
+{
+	StayRequest *req = (StayRequest *) state;
+	Datum		values[3] = {Int64GetDatum(req->resource), req->during, req->validity};
+	BookingResource r;
+	BookingLockOutcome outcome;
+	int64		booking_id;
+
+	/* friendly answer for what was taken before this request arrived */
+	(void) BookingExecute(&precheck_plan, values, NULL, false, 1);
+	if (!BookingGetBool(0, 1))
+	{
+		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource);
+		return;
+	}
+	if (BookingGetBool(0, 2))
+	{
+		SetStayRefusal(res, BOOKING_UNAVAILABLE, req->resource, req);
+		return;
+	}
+
+	outcome = BookingLockResource(req->resource, req->timeout_ms, &r);
+	if (outcome != BOOKING_LOCKED)
+	{
+		BookingSetLockOutcome(res, outcome, req->resource);
+		return;
+	}
+
+	booking_id = InsertStay(req, req->resource);
+	if (booking_id < 0)
+	{
+		SetStayRefusal(res, BOOKING_JUST_TAKEN, req->resource, req);
+		return;
+	}
+	SetStayCreated(res, booking_id, psprintf("resource %lld", (long long) req->resource), req);
+}
+
+static void
+ReserveStaysBody(void *state, BookingResult *res)
+{
+	StayRequest *req = (StayRequest *) state;
+	Datum		ids = PointerGetDatum(req->resources);
+	Datum		values[7];
+	char		nulls[7] = "       ";
+	Datum	   *elems;
+	int			nelems;
+	int64		first_id;
+
+	if (BookingExecute(&group_missing_plan, &ids, NULL, false, 1) == 1)
+	{
+		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, BookingGetInt64(0, 1, NULL));
+		return;
+	}
+	values[0] = ids;
+	values[1] = req->during;
+	values[2] = req->validity;
+	if (BookingExecute(&group_conflict_plan, values, NULL, false, 1) == 1)
+	{
+		SetStayRefusal(res, BOOKING_UNAVAILABLE, BookingGetInt64(0, 1, NULL), req);
+		return;
+	}
+
+	/* ascending id order: two groups can never wait on each other in a cycle */
+	deconstruct_array(req->resources, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &elems, NULL, &nelems);
+	for (int i = 0; i < nelems; i++)
+	{
+		BookingResource r;
+		BookingLockOutcome outcome;
+
+		outcome = BookingLockResource(DatumGetInt64(elems[i]), req->timeout_ms, &r);
+		if (outcome != BOOKING_LOCKED)
+		{
+			BookingSetLockOutcome(res, outcome, DatumGetInt64(elems[i]));
+			return;
+		}
+	}
+
+	/* under the locks, a conflict now was made while we waited */
+	if (BookingExecute(&group_conflict_plan, values, NULL, false, 1) == 1)
+	{
+		SetStayRefusal(res, BOOKING_JUST_TAKEN, BookingGetInt64(0, 1, NULL), req);
+		return;
+	}
+
+	(void) BookingExecute(&next_id_plan, NULL, NULL, false, 1);
+	first_id = BookingGetInt64(0, 1, NULL);
+
+	values[0] = ids;
+	values[1] = PointerGetDatum(req->guest);
+	values[2] = req->during;
+	values[3] = TimestampTzGetDatum(req->expires_at);
+	if (!req->has_hold)
+		nulls[3] = 'n';
+	values[4] = TimestampTzGetDatum(req->now);
+	values[5] = req->validity;
+	values[6] = Int64GetDatum(first_id);
+	if (BookingExecute(&group_insert_plan, values, nulls, false, 0) != nelems)
+	{
+		/* only a writer that bypassed the API can get here: leave nothing */
+		Datum		undo[1] = {Int64GetDatum(first_id)};
+
+		(void) BookingExecute(&group_undo_plan, undo, NULL, false, 0);
+		BookingSetResult(res, BOOKING_JUST_TAKEN, -1,
+						 "One of the resources was just booked for an overlapping range; nothing was booked.");
+		return;
+	}
+	SetStayCreated(res, first_id,
+				   psprintf("%d resources as group %lld", nelems, (long long) first_id), req);
+}
+
+static void
+ReserveStayAnyBody(void *state, BookingResult *res)
+{
+	StayRequest *req = (StayRequest *) state;
+	Datum		values[4];
+	Datum	   *tried;
+	int			ntried = 0;
+	int			maxtried = 16;
+
+	values[0] = Int64GetDatum(req->resource);
+	if (BookingExecute(&pool_exists_plan, values, NULL, false, 1) == 0)
+	{
+		BookingSetResult(res, BOOKING_NOT_FOUND, -1,
+						 "Pool %lld does not exist.", (long long) req->resource);
+		return;
+	}
+
+	tried = palloc(sizeof(Datum) * maxtried);
+	values[1] = req->during;
+	values[2] = req->validity;
+	for (;;)
+	{
+		int64		unit;
+		int64		booking_id;
+
+		values[3] = PointerGetDatum(construct_array(tried, ntried, INT8OID, 8,
+													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		if (BookingExecute(&free_unit_skip_plan, values, NULL, false, 1) == 1)
+			unit = BookingGetInt64(0, 1, NULL);
+		else
+		{
+			BookingResource r;
+			BookingLockOutcome outcome;
+
+			/* every free unit may be locked by a booker who could still fail */
+			if (BookingExecute(&free_unit_any_plan, values, NULL, false, 1) == 0)
+			{
+				BookingSetResult(res, BOOKING_SOLD_OUT, -1,
+								 "Sold out: no unit of pool %lld is free for that range.",
+								 (long long) req->resource);
+				return;
+			}
+			unit = BookingGetInt64(0, 1, NULL);
+			outcome = BookingLockResource(unit, req->timeout_ms, &r);
+			if (outcome != BOOKING_LOCKED)
+			{
+				BookingSetLockOutcome(res, outcome, unit);
+				return;
+			}
+		}
+
+		booking_id = InsertStay(req, unit);
+		if (booking_id >= 0)
+		{
+			SetStayCreated(res, booking_id,
+						   psprintf("unit %lld of pool %lld", (long long) unit,
+									(long long) req->resource), req);
+			return;
+		}
+
+		if (ntried == maxtried)
+		{
+			maxtried *= 2;
+			tried = repalloc(tried, sizeof(Datum) * maxtried);
+		}
+		tried[ntried++] = Int64GetDatum(unit);
+	}
+}
+
+static void
+ReadStayArgs(FunctionCallInfo fcinfo, StayRequest *req)
+{
+	req->guest = BookingArgGuest(fcinfo, 1);
+	BookingArgDuring(fcinfo, 2, "during", &req->lower, &req->upper);
+	req->has_hold = BookingArgHold(fcinfo, 3, &req->hold_us);
+	req->timeout_ms = BookingArgLockTimeout(fcinfo, 5);
+	req->now = GetCurrentTimestamp();
+}
+
+static char *
+StayRequestString(const char *fn, const char *target, StayRequest *req)
+{
+	const char *fields[5];
+
+	fields[0] = target;
+	fields[1] = text_to_cstring(req->guest);
+	fields[2] = psprintf(INT64_FORMAT, (int64) req->lower);
+	fields[3] = psprintf(INT64_FORMAT, (int64) req->upper);
+	fields[4] = req->has_hold ? psprintf(INT64_FORMAT, req->hold_us) : NULL;
+	return BookingRequestString(fn, 5, fields);
+}
+
+static Datum
+RunStayCall(FunctionCallInfo fcinfo, StayRequest *req, const char *fn,
+			const char *target, BookingBodyFn body)
+{
+	BookingCall call;
+	BookingResult res;
+
+	memset(&call, 0, sizeof(call));
+	call.key = BookingArgKey(fcinfo, 4);
+	if (call.key != NULL)
+		call.request = StayRequestString(fn, target, req);
+	call.timeout_ms = req->timeout_ms;
+	call.resource = req->resource;
+	call.now = req->now;
+	call.body = body;
+	call.state = req;
+
+	SPI_connect();
+	PrepareStay(req);
+	BookingRunCall(&call, &res);
+	SPI_finish();
+
+	return BookingResultDatum(fcinfo, &res);
+}
+
+/*
+ * reserve_stay(resource, guest, during, hold, idempotency_key, lock_timeout)
+ */
+Datum
+booking_reserve_stay(PG_FUNCTION_ARGS)
+{
+	StayRequest req;
+
+	memset(&req, 0, sizeof(req));
+	req.resource = BookingArgId(fcinfo, 0, "resource");
+	ReadStayArgs(fcinfo, &req);
+	return RunStayCall(fcinfo, &req, "reserve_stay",
+					   psprintf(INT64_FORMAT, req.resource), ReserveStayBody);
+}
+
+static int
+CompareInt64(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * reserve_stays(resources, guest, during, hold, idempotency_key, lock_timeout)
+ */
+Datum
+booking_reserve_stays(PG_FUNCTION_ARGS)
+{
+	StayRequest req;
+	ArrayType  *arr;
+	Datum	   *elems;
+	bool	   *elem_nulls;
+	int			n;
+	int64	   *ids;
+	Datum	   *sorted;
+	StringInfoData target;
+
+	memset(&req, 0, sizeof(req));
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("resources must not be null")));
+	arr = PG_GETARG_ARRAYTYPE_P(0);
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("resources must be a one-dimensional array")));
+	if (ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) > BOOKING_MAX_GROUP)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("resources must have at most %d elements", BOOKING_MAX_GROUP),
+				 errdetail("The array given has %d elements.",
+						   ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)))));
+	deconstruct_array(arr, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &elems, &elem_nulls, &n);
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("resources must not be empty")));
+	ids = palloc(sizeof(int64) * n);
+	for (int i = 0; i < n; i++)
+	{
+		if (elem_nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("resources must not contain nulls")));
+		ids[i] = DatumGetInt64(elems[i]);
+	}
+	qsort(ids, n, sizeof(int64), CompareInt64);
+	sorted = palloc(sizeof(Datum) * n);
+	initStringInfo(&target);
+	for (int i = 0; i < n; i++)
+	{
+		if (i > 0 && ids[i] == ids[i - 1])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("resources must not contain duplicates"),
+					 errdetail("Resource %lld appears more than once.", (long long) ids[i])));
+		sorted[i] = Int64GetDatum(ids[i]);
+		appendStringInfo(&target, "%s" INT64_FORMAT, i > 0 ? " " : "", ids[i]);
+	}
+	req.resources = construct_array(sorted, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	req.nresources = n;
+	req.resource = ids[0];
+	ReadStayArgs(fcinfo, &req);
+	return RunStayCall(fcinfo, &req, "reserve_stays", target.data, ReserveStaysBody);
+}
+
+/*
+ * reserve_stay_any(pool, guest, during, hold, idempotency_key, lock_timeout)
+ */
+Datum
+booking_reserve_stay_any(PG_FUNCTION_ARGS)
+{
+	StayRequest req;
+
+	memset(&req, 0, sizeof(req));
+	req.resource = BookingArgId(fcinfo, 0, "pool");
+	ReadStayArgs(fcinfo, &req);
+	return RunStayCall(fcinfo, &req, "reserve_stay_any",
+					   psprintf(INT64_FORMAT, req.resource), ReserveStayAnyBody);
+}
