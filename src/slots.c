@@ -113,7 +113,7 @@ booking_free_slots(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("min_length must not be negative")));
 
-	InitMaterializedSRF(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 
 	SPI_connect();
 	n = RunFreeSlots(resource, BookingMakeRange(lower, upper, false),
