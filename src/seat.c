@@ -43,6 +43,58 @@ static BookingPlan insert_plan = {
 	6, {INT8OID, TEXTOID, INT4OID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID}
 };
 
+/*
+ * An unlocked read: a sold-out answer needs no lock when the seats were not
+ * there in a committed state and no lapsed hold could give them back.
+ */
+static BookingPlan peek_plan = {
+	"SELECT r.capacity, r.taken, CASE WHEN r.taken OPERATOR(pg_catalog.+) $3 "
+	"OPERATOR(pg_catalog.>) r.capacity THEN EXISTS (SELECT 1 FROM booking.bookings b "
+	"WHERE b.resource_id OPERATOR(pg_catalog.=) r.id "
+	"AND b.status OPERATOR(pg_catalog.=) 'pending'::booking.status "
+	"AND b.expires_at OPERATOR(pg_catalog.<=) $2 AND b.during IS NULL) ELSE false END "
+	"FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) $1",
+	3, {INT8OID, TIMESTAMPTZOID, INT4OID}
+};
+
+/*
+ * Lock without waiting and take the seats in one statement: no row means
+ * another transaction holds the lock; a NULL third column means we hold the
+ * lock but the seats are short.
+ */
+static BookingPlan take_now_plan = {
+	"WITH l AS (SELECT id, capacity, taken FROM booking.resources "
+	"WHERE id OPERATOR(pg_catalog.=) $1 FOR NO KEY UPDATE SKIP LOCKED), "
+	"u AS (UPDATE booking.resources r SET taken = l.taken OPERATOR(pg_catalog.+) $2 FROM l "
+	"WHERE r.id OPERATOR(pg_catalog.=) l.id "
+	"AND l.taken OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) l.capacity RETURNING r.taken) "
+	"SELECT l.capacity, l.taken, (SELECT u.taken FROM u) FROM l",
+	2, {INT8OID, INT4OID}
+};
+
+/* the same decision after waiting for the lock (the statement may wait) */
+static BookingPlan take_wait_plan = {
+	"UPDATE booking.resources SET taken = taken OPERATOR(pg_catalog.+) $2 "
+	"WHERE id OPERATOR(pg_catalog.=) $1 "
+	"AND taken OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity RETURNING taken",
+	2, {INT8OID, INT4OID}
+};
+
+typedef enum TakeOutcome
+{
+	SEATS_TAKEN,
+	SEATS_SHORT,
+	SEATS_BUSY,
+	SEATS_RETRY
+} TakeOutcome;
+
+typedef struct TakeArgs
+{
+	int64		resource;
+	int32		quantity;
+	bool		taken;
+} TakeArgs;
+
 typedef struct SeatRequest
 {
 	int64		resource;
@@ -77,42 +129,129 @@ BookingWriteTaken(int64 resource, int32 taken)
 }
 
 static void
-ReserveSeatBody(void *state, BookingResult *res)
+RunTakeWait(void *arg)
 {
-	SeatRequest *req = (SeatRequest *) state;
+	TakeArgs   *ta = (TakeArgs *) arg;
+	Datum		values[2] = {Int64GetDatum(ta->resource), Int32GetDatum(ta->quantity)};
+
+	ta->taken = BookingExecute(&take_wait_plan, values, NULL, false, 1) == 1;
+}
+
+/*
+ * Takes the seats with one conditional UPDATE of the resource row, so the
+ * row lock is held from the decision to the commit and no longer.  Tries
+ * first without waiting; waits (bounded, in a guarded subtransaction) only
+ * when another transaction holds the row.
+ */
+static TakeOutcome
+TakeSeats(SeatRequest *req)
+{
+	Datum		values[2] = {Int64GetDatum(req->resource), Int32GetDatum(req->quantity)};
+	TakeArgs	ta = {req->resource, req->quantity, false};
+	bool		isnull;
+
+	if (BookingExecute(&take_now_plan, values, NULL, false, 1) == 1)
+	{
+		(void) BookingGetInt32(0, 3, &isnull);
+		return isnull ? SEATS_SHORT : SEATS_TAKEN;
+	}
+	if (req->timeout_ms == 0)
+		return SEATS_BUSY;
+
+	switch (BookingWaitGuarded(RunTakeWait, &ta, req->timeout_ms))
+	{
+		case BOOKING_LOCKED:
+			return ta.taken ? SEATS_TAKEN : SEATS_SHORT;
+		case BOOKING_LOCK_BUSY:
+			return SEATS_BUSY;
+		default:
+			return SEATS_RETRY;
+	}
+}
+
+static void
+SetSoldOut(BookingResult *res, SeatRequest *req, int32 capacity, int64 taken)
+{
+	BookingSetResult(res, BOOKING_SOLD_OUT, -1,
+					 "Sold out: resource %lld has %lld of %d seats left and %d were requested.",
+					 (long long) req->resource, (long long) Max(capacity - taken, 0),
+					 capacity, req->quantity);
+}
+
+/*
+ * The seats are short at the lock: lapsed holds may still be counted.
+ * Expire them under the lock and decide again.  Returns true when the seats
+ * are now taken.
+ */
+static bool
+ReclaimAndTake(SeatRequest *req, BookingResult *res)
+{
 	BookingResource r;
 	BookingLockOutcome outcome;
 	int64		taken;
-	Datum		values[6];
-	char		nulls[6] = "      ";
-	TimestampTz expires_at = 0;
-	int64		booking_id;
+	int32		reclaimed;
 
 	outcome = BookingLockResource(req->resource, req->timeout_ms, &r);
 	if (outcome != BOOKING_LOCKED)
 	{
 		BookingSetLockOutcome(res, outcome, req->resource);
+		return false;
+	}
+	reclaimed = BookingReclaimLapsedSeats(req->resource, req->now);
+	taken = (int64) r.taken - reclaimed;
+	if (taken + req->quantity > r.capacity)
+	{
+		if (reclaimed > 0)
+			BookingWriteTaken(req->resource, (int32) taken);
+		SetSoldOut(res, req, r.capacity, taken);
+		return false;
+	}
+	BookingWriteTaken(req->resource, (int32) (taken + req->quantity));
+	return true;
+}
+
+static void
+ReserveSeatBody(void *state, BookingResult *res)
+{
+	SeatRequest *req = (SeatRequest *) state;
+	Datum		values[6];
+	char		nulls[6] = "      ";
+	TimestampTz expires_at = 0;
+	int64		booking_id;
+	int32		capacity;
+	int32		taken;
+
+	values[0] = Int64GetDatum(req->resource);
+	values[1] = TimestampTzGetDatum(req->now);
+	values[2] = Int32GetDatum(req->quantity);
+	if (BookingExecute(&peek_plan, values, NULL, false, 1) == 0)
+	{
+		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource);
+		return;
+	}
+	capacity = BookingGetInt32(0, 1, NULL);
+	taken = BookingGetInt32(0, 2, NULL);
+	if ((int64) taken + req->quantity > capacity && !BookingGetBool(0, 3))
+	{
+		SetSoldOut(res, req, capacity, taken);
 		return;
 	}
 
-	taken = r.taken;
-	if (taken + req->quantity > r.capacity)
+	switch (TakeSeats(req))
 	{
-		int32		reclaimed = BookingReclaimLapsedSeats(req->resource, req->now);
-
-		taken -= reclaimed;
-		if (taken + req->quantity > r.capacity)
-		{
-			if (reclaimed > 0)
-				BookingWriteTaken(req->resource, (int32) taken);
-			BookingSetResult(res, BOOKING_SOLD_OUT, -1,
-							 "Sold out: resource %lld has %lld of %d seats left and %d were requested.",
-							 (long long) req->resource, (long long) (r.capacity - taken),
-							 r.capacity, req->quantity);
+		case SEATS_TAKEN:
+			break;
+		case SEATS_SHORT:
+			if (!ReclaimAndTake(req, res))
+				return;
+			break;
+		case SEATS_BUSY:
+			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource);
 			return;
-		}
+		case SEATS_RETRY:
+			BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource);
+			return;
 	}
-	BookingWriteTaken(req->resource, (int32) (taken + req->quantity));
 
 	if (req->has_hold)
 		expires_at = req->now + req->hold_us;

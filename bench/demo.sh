@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The live demo (README's first command): a flash sale of 2,000 seats with 64
+# concurrent clients and 20,032 attempts (64 x 313), run twice on a private
+# throwaway cluster: once through naive check-then-act SQL, once through
+# booking.reserve_seat.  Prints attempts, sold, refused, oversold and time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. test/lib/cluster.sh
+
+CAPACITY=2000
+CLIENTS=64
+PER_CLIENT=313
+ATTEMPTS=$((CLIENTS * PER_CLIENT))
+
+booking_need_packages
+booking_build_install
+booking_cluster_start "${BOOKING_DEMO_PORT:-54350}"
+
+psql -X -q -v ON_ERROR_STOP=1 -d postgres <<SQL
+CREATE DATABASE demo;
+\c demo
+CREATE EXTENSION booking CASCADE;
+CREATE TABLE naive_sessions (id int PRIMARY KEY, capacity int NOT NULL);
+CREATE TABLE naive_bookings (id bigserial PRIMARY KEY, session_id int NOT NULL REFERENCES naive_sessions, guest text NOT NULL);
+INSERT INTO naive_sessions VALUES (1, $CAPACITY);
+SELECT booking.create_resource('flash sale', $CAPACITY) AS resource \gset
+\echo booking resource :resource
+SQL
+resource=$(psql -X -At -d demo -c "SELECT id FROM booking.resources WHERE name = 'flash sale'")
+
+# run_sale NAME SCRIPT SOLD_QUERY -> one row of the table
+run_sale() {
+	local name=$1 script=$2 sold_query=$3 out start end sold failed
+	out=$(mktemp)
+	start=$(date +%s.%N)
+	pgbench -n -d demo -c $CLIENTS -j 2 -t $PER_CLIENT -D resource="$resource" -f "$script" >"$out" 2>&1 || {
+		cat "$out"; echo "pgbench failed for $name"; exit 1; }
+	end=$(date +%s.%N)
+	sold=$(psql -X -At -d demo -c "$sold_query")
+	failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out")
+	rm -f "$out"
+	printf "%-24s %9d %7d %8d %9d %7d %8.2f s\n" "$name" $ATTEMPTS "$sold" \
+		$((ATTEMPTS - sold)) $((sold > CAPACITY ? sold - CAPACITY : 0)) "${failed:-0}" \
+		"$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')"
+}
+
+echo
+echo "Flash sale: $CAPACITY seats, $CLIENTS concurrent clients, $ATTEMPTS attempts"
+echo
+printf "%-24s %9s %7s %8s %9s %7s %10s\n" "flow" "attempts" "sold" "refused" "oversold" "errors" "time"
+run_sale "naive check-then-act" bench/naive_sale.pgb \
+	"SELECT count(*) FROM naive_bookings WHERE session_id = 1"
+run_sale "booking.reserve_seat" bench/booking_sale.pgb \
+	"SELECT coalesce(sum(quantity), 0) FROM booking.bookings WHERE resource_id = $resource AND status IN ('pending', 'confirmed')"
+echo
+psql -X -At -d demo -c "SELECT 'booking.seats_left: ' || booking.seats_left($resource)"
