@@ -33,7 +33,7 @@ run_sale() {
 	local name=$1 script=$2 sold_query=$3 out start end sold failed
 	out=$(mktemp)
 	start=$(date +%s.%N)
-	pgbench -n -d demo -c $CLIENTS -j 2 -t $PER_CLIENT -D resource="$resource" -f "$script" >"$out" 2>&1 || {
+	pgbench -n -c $CLIENTS -j 2 -t $PER_CLIENT -D resource="$resource" -f "$script" demo >"$out" 2>&1 || {
 		cat "$out"; echo "pgbench failed for $name"; exit 1; }
 	end=$(date +%s.%N)
 	sold=$(psql -X -At -d demo -c "$sold_query")

@@ -44,7 +44,7 @@ static BookingPlan purge_plan = {
 	"DELETE FROM booking.idempotency_keys WHERE key OPERATOR(pg_catalog.=) ANY (ARRAY("
 	"SELECT key FROM booking.idempotency_keys "
 	"WHERE created_at OPERATOR(pg_catalog.<) $1 "
-	"ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED))",
+	"LIMIT $2 FOR UPDATE SKIP LOCKED))",
 	2, {TIMESTAMPTZOID, INT4OID}
 };
 
