@@ -85,8 +85,7 @@ BookingRunCall(BookingCall *call, BookingResult *res)
 			break;
 		case BOOKING_GUARD_OVERLAP:
 			BookingSetResult(res, BOOKING_JUST_TAKEN, -1,
-							 "Resource %lld was just booked for an overlapping range by a concurrent request.",
-							 (long long) call->resource);
+							 "The range was just booked by a concurrent request; nothing was written.");
 			break;
 	}
 }

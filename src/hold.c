@@ -110,6 +110,7 @@ LockBooking(LifecycleRequest *req, LockedBooking *b, BookingResult *res)
 	BookingLockOutcome outcome;
 	char	   *status;
 	bool		isnull;
+	int64		resource;
 
 	if (BookingExecute(&owner_plan, values, NULL, false, 1) == 0)
 	{
@@ -117,12 +118,19 @@ LockBooking(LifecycleRequest *req, LockedBooking *b, BookingResult *res)
 						 "Booking %lld does not exist.", (long long) req->booking);
 		return false;
 	}
-	outcome = BookingLockResource(BookingGetInt64(0, 1, NULL), req->timeout_ms, &b->resource);
+	resource = BookingGetInt64(0, 1, NULL);
+	outcome = BookingLockResource(resource, req->timeout_ms, &b->resource);
 	if (outcome != BOOKING_LOCKED)
 	{
-		BookingSetLockOutcome(res, outcome, b->resource.id);
+		BookingSetLockOutcome(res, outcome, resource);
 		return false;
 	}
+
+	/*
+	 * Whether a hold has lapsed is decided on the clock after the lock: a
+	 * newcomer may have taken the dates of a hold that lapsed while we waited.
+	 */
+	req->now = GetCurrentTimestamp();
 
 	(void) BookingExecute(&read_plan, values, NULL, false, 1);
 	status = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);

@@ -167,9 +167,13 @@ BookingSetLockOutcome(BookingResult *res, BookingLockOutcome outcome, int64 reso
 	switch (outcome)
 	{
 		case BOOKING_LOCK_BUSY:
-			BookingSetResult(res, BOOKING_BUSY, -1,
-							 "Resource %lld is busy with other bookings; try again shortly.",
-							 (long long) resource);
+			if (resource > 0)
+				BookingSetResult(res, BOOKING_BUSY, -1,
+								 "Resource %lld is busy with other bookings; try again shortly.",
+								 (long long) resource);
+			else
+				BookingSetResult(res, BOOKING_BUSY, -1,
+								 "The resource is busy with other bookings; try again shortly.");
 			break;
 		case BOOKING_LOCK_RETRY:
 			BookingSetResult(res, BOOKING_RETRY, -1,
