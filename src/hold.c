@@ -17,6 +17,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
@@ -361,6 +362,50 @@ booking_extend_hold(PG_FUNCTION_ARGS)
 	return RunLifecycleCall(fcinfo, &req, "extend_hold", NULL, ExtendHoldBody);
 }
 
+typedef struct ExpireArgs
+{
+	int64		resource;
+	TimestampTz now;
+	int32		limit;
+	int64		expired;
+} ExpireArgs;
+
+/* Expires up to limit lapsed holds of one resource, unless it is locked. */
+static void
+ExpireResource(void *arg)
+{
+	ExpireArgs *ea = (ExpireArgs *) arg;
+	BookingResource r;
+	Datum		values[3];
+	int32		seats;
+
+	/* a busy resource is skipped: its bookers reclaim lapsed holds themselves */
+	if (!BookingTryLockResource(ea->resource, &r))
+		return;
+	values[0] = Int64GetDatum(ea->resource);
+	values[1] = TimestampTzGetDatum(ea->now);
+	values[2] = Int32GetDatum(ea->limit);
+	(void) BookingExecute(&expire_plan, values, NULL, false, 1);
+	ea->expired = BookingGetInt64(0, 1, NULL);
+	seats = BookingGetInt32(0, 2, NULL);
+	if (seats > 0)
+		BookingWriteTaken(ea->resource, r.taken - seats);
+}
+
+typedef struct PurgeArgs
+{
+	TimestampTz now;
+	int32		batch;
+} PurgeArgs;
+
+static void
+PurgeKeys(void *arg)
+{
+	PurgeArgs  *pa = (PurgeArgs *) arg;
+
+	(void) BookingPurgeKeys(pa->now, pa->batch);
+}
+
 /*
  * hold_expire(batch) returns the number of holds moved to expired
  */
@@ -372,7 +417,7 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 	int64		expired = 0;
 	int			nres;
 	int64	   *resources;
-	Datum		values[3];
+	Datum		values[2];
 
 	if (batch <= 0)
 		ereport(ERROR,
@@ -390,23 +435,30 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 
 	for (int i = 0; i < nres && expired < batch; i++)
 	{
-		BookingResource r;
-		int32		seats;
+		ExpireArgs	ea = {resources[i], now, (int32) (batch - expired), 0};
 
-		/* a busy resource is skipped: its bookers reclaim lapsed holds themselves */
-		if (!BookingTryLockResource(resources[i], &r))
-			continue;
-		values[0] = Int64GetDatum(resources[i]);
-		values[1] = TimestampTzGetDatum(now);
-		values[2] = Int32GetDatum((int32) (batch - expired));
-		(void) BookingExecute(&expire_plan, values, NULL, false, 1);
-		expired += BookingGetInt64(0, 1, NULL);
-		seats = BookingGetInt32(0, 2, NULL);
-		if (seats > 0)
-			BookingWriteTaken(resources[i], r.taken - seats);
+		/*
+		 * Under a snapshot isolation level a resource changed after the
+		 * snapshot fails with a serialization error: skip it, as if locked.
+		 */
+		if (IsolationUsesXactSnapshot())
+		{
+			if (BookingRunGuarded(ExpireResource, &ea) != BOOKING_GUARD_DONE)
+				continue;
+		}
+		else
+			ExpireResource(&ea);
+		expired += ea.expired;
 	}
 
-	(void) BookingPurgeKeys(now, batch);
+	{
+		PurgeArgs	pa = {now, batch};
+
+		if (IsolationUsesXactSnapshot())
+			(void) BookingRunGuarded(PurgeKeys, &pa);
+		else
+			PurgeKeys(&pa);
+	}
 	SPI_finish();
 
 	PG_RETURN_INT64(expired);

@@ -87,6 +87,8 @@ RunExpiryPass(bool *warned_missing)
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
+	/* hold_expire is meant for READ COMMITTED, whatever the database default */
+	XactIsoLevel = XACT_READ_COMMITTED;
 	SPI_connect();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	pgstat_report_activity(STATE_RUNNING, "SELECT booking.hold_expire()");
