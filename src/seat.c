@@ -173,9 +173,10 @@ static void
 SetSoldOut(BookingResult *res, SeatRequest *req, int32 capacity, int64 taken)
 {
 	BookingSetResult(res, BOOKING_SOLD_OUT, -1,
-					 "Sold out: resource %lld has %lld of %d seats left and %d were requested.",
+					 "Sold out: %d %s requested and resource %lld has %lld of %d left.",
+					 req->quantity, req->quantity == 1 ? "seat was" : "seats were",
 					 (long long) req->resource, (long long) Max(capacity - taken, 0),
-					 capacity, req->quantity);
+					 capacity);
 }
 
 /*
@@ -268,13 +269,15 @@ ReserveSeatBody(void *state, BookingResult *res)
 
 	if (req->has_hold)
 		BookingSetResult(res, BOOKING_CREATED, booking_id,
-						 "Held %d seat(s) on resource %lld until %s; confirm before then.",
-						 req->quantity, (long long) req->resource,
+						 "Held %d %s on resource %lld until %s; confirm before then.",
+						 req->quantity, req->quantity == 1 ? "seat" : "seats",
+						 (long long) req->resource,
 						 timestamptz_to_str(expires_at));
 	else
 		BookingSetResult(res, BOOKING_CREATED, booking_id,
-						 "Reserved %d seat(s) on resource %lld.",
-						 req->quantity, (long long) req->resource);
+						 "Reserved %d %s on resource %lld.",
+						 req->quantity, req->quantity == 1 ? "seat" : "seats",
+						 (long long) req->resource);
 }
 
 /*

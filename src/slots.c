@@ -29,7 +29,9 @@ static BookingPlan free_slots_plan = {
 	"AND b.status IN ('pending'::booking.status, 'confirmed'::booking.status)), "
 	"'{}'::pg_catalog.tstzmultirange)) AS s "
 	"WHERE (pg_catalog.upper(s) OPERATOR(pg_catalog.-) pg_catalog.lower(s)) "
-	"OPERATOR(pg_catalog.>=) $4 ORDER BY s",
+	"OPERATOR(pg_catalog.>=) $4 "
+	"AND EXISTS (SELECT 1 FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) $1) "
+	"ORDER BY s",
 	4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INTERVALOID}
 };
 

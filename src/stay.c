@@ -283,7 +283,8 @@ ReserveStaysBody(void *state, BookingResult *res)
 		return;
 	}
 	SetStayCreated(res, first_id,
-				   psprintf("%d resources as group %lld", nelems, (long long) first_id), req);
+				   psprintf("%d %s as group %lld", nelems,
+							nelems == 1 ? "resource" : "resources", (long long) first_id), req);
 }
 
 static void
