@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's test command: bash test/run.sh
-# Installs what is missing, builds with -Werror, starts a private cluster, runs
+# Installs what is missing, builds with -Werror and assertions, starts a private cluster, runs
 # pg_regress, the isolation specs, the pgTAP files and the stress tests, stops
 # the cluster (also on failure) and ends with "N passed, N failed".
 set -uo pipefail
@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 . test/lib/cluster.sh
 
 booking_need_packages || exit 1
-BOOKING_CFLAGS=-Werror booking_build_install || exit 1
+BOOKING_CFLAGS="-Werror -DUSE_ASSERT_CHECKING" booking_build_install || exit 1
 booking_cluster_start "${BOOKING_TEST_PORT:-54329}" || exit 1
 
 passed=0

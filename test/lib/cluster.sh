@@ -24,7 +24,7 @@ booking_need_packages() {
 
 booking_build_install() {
 	echo "== building and installing the extension"
-	make -s PG_CONFIG=$BOOKING_PG_BIN/pg_config ${BOOKING_CFLAGS:+BOOKING_CFLAGS="$BOOKING_CFLAGS"} >/dev/null
+	make -s PG_CONFIG=$BOOKING_PG_BIN/pg_config BOOKING_CFLAGS="${BOOKING_CFLAGS:-}" >/dev/null
 	make -s PG_CONFIG=$BOOKING_PG_BIN/pg_config install >/dev/null
 }
 
