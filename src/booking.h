@@ -94,7 +94,8 @@ typedef void (*BookingGuardedFn) (void *arg);
 
 extern int	BookingExecute(BookingPlan *plan, Datum *values, const char *nulls,
 						   bool read_only, long tcount);
-extern int	BookingExecuteLatest(BookingPlan *plan, Datum *values, const char *nulls);
+extern int	BookingExecuteLatest(BookingPlan *plan, Datum *values, const char *nulls,
+								 long tcount);
 extern BookingGuardOutcome BookingRunGuarded(BookingGuardedFn fn, void *arg);
 extern int	BookingPushLockTimeout(int timeout_ms);
 extern void BookingPopLockTimeout(int nestlevel);

@@ -113,7 +113,7 @@ LockBooking(LifecycleRequest *req, LockedBooking *b, BookingResult *res)
 	bool		isnull;
 	int64		resource;
 
-	if (BookingExecute(&owner_plan, values, NULL, false, 1) == 0)
+	if (BookingExecuteLatest(&owner_plan, values, NULL, 1) == 0)
 	{
 		BookingSetResult(res, BOOKING_NOT_FOUND, -1,
 						 "Booking %lld does not exist.", (long long) req->booking);
@@ -133,7 +133,12 @@ LockBooking(LifecycleRequest *req, LockedBooking *b, BookingResult *res)
 	 */
 	req->now = GetCurrentTimestamp();
 
-	(void) BookingExecute(&read_plan, values, NULL, false, 1);
+	if (BookingExecute(&read_plan, values, NULL, false, 1) == 0)
+	{
+		/* a snapshot older than the booking: only a new transaction can see it */
+		BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, resource);
+		return false;
+	}
 	status = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	if (strcmp(status, "pending") == 0)
 		b->status = HOLD_PENDING;

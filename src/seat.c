@@ -225,7 +225,7 @@ ReserveSeatBody(void *state, BookingResult *res)
 	values[0] = Int64GetDatum(req->resource);
 	values[1] = TimestampTzGetDatum(req->now);
 	values[2] = Int32GetDatum(req->quantity);
-	if (BookingExecute(&peek_plan, values, NULL, false, 1) == 0)
+	if (BookingExecuteLatest(&peek_plan, values, NULL, 1) == 0)
 	{
 		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource);
 		return;

@@ -37,7 +37,7 @@ static BookingPlan free_slots_plan = {
 
 static int
 RunFreeSlots(int64 resource, Datum within, TimestampTz now, Interval *min_length,
-			 bool read_only, long tcount)
+			 bool latest, long tcount)
 {
 	Datum		values[4];
 
@@ -45,7 +45,9 @@ RunFreeSlots(int64 resource, Datum within, TimestampTz now, Interval *min_length
 	values[1] = within;
 	values[2] = BookingMakeRange(now, 0, true);
 	values[3] = IntervalPGetDatum(min_length);
-	return BookingExecute(&free_slots_plan, values, NULL, read_only, tcount);
+	if (latest)
+		return BookingExecuteLatest(&free_slots_plan, values, NULL, tcount);
+	return BookingExecute(&free_slots_plan, values, NULL, true, tcount);
 }
 
 /*
@@ -65,7 +67,7 @@ BookingNextFreeSlot(int64 resource, TimestampTz from, int64 length_us,
 
 	len->time = length_us;
 	if (RunFreeSlots(resource, BookingMakeRange(from, from + NEXT_SLOT_HORIZON_USECS, false),
-					 now, len, false, 1) == 0)
+					 now, len, true, 1) == 0)
 		return false;
 	slot = DatumGetRangeTypeP(BookingGetDatum(0, 1, &isnull));
 	range_deserialize(lookup_type_cache(TSTZRANGEOID, TYPECACHE_RANGE_INFO),
@@ -119,7 +121,7 @@ booking_free_slots(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	n = RunFreeSlots(resource, BookingMakeRange(lower, upper, false),
-					 GetCurrentTimestamp(), min_length, true, 0);
+					 GetCurrentTimestamp(), min_length, false, 0);
 	for (int i = 0; i < n; i++)
 	{
 		bool		isnull;

@@ -13,6 +13,7 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
+#include "utils/snapshot.h"
 
 #include "booking.h"
 
@@ -54,18 +55,27 @@ BookingExecute(BookingPlan *plan, Datum *values, const char *nulls,
 }
 
 /*
- * Runs a read-only plan with the latest snapshot, so that a caller at
- * REPEATABLE READ still sees rows committed after its snapshot was taken
- * (a stored idempotency result, say), as the RI triggers do.
+ * Runs a read-only plan on the latest committed rows (and our own), whatever
+ * the caller's snapshot: a caller at REPEATABLE READ still sees a stored
+ * idempotency result or a booking committed after its snapshot was taken.
+ * SnapshotSelf is not an MVCC snapshot, so the read takes no SSI predicate
+ * locks: the friendly checks of the write path cannot make a SERIALIZABLE
+ * caller fail at commit.  Only for decisions that a lock or a constraint
+ * confirms afterwards.
  */
 int
-BookingExecuteLatest(BookingPlan *plan, Datum *values, const char *nulls)
+BookingExecuteLatest(BookingPlan *plan, Datum *values, const char *nulls, long tcount)
 {
 	int			rc;
+	int			nestlevel = NewGUCNestLevel();
 
+	/* an index-only scan trusts the visibility map, which needs MVCC */
+	(void) set_config_option("enable_indexonlyscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	rc = SPI_execute_snapshot(PlanFor(plan), values, nulls,
-							  GetLatestSnapshot(), InvalidSnapshot,
-							  true, false, 1);
+							  SnapshotSelf, InvalidSnapshot,
+							  true, false, tcount);
+	AtEOXact_GUC(true, nestlevel);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_snapshot failed for \"%s\": %s",
 			 plan->sql, SPI_result_code_string(rc));

@@ -85,20 +85,14 @@ static BookingPlan pool_exists_plan = {
 	"SELECT 1 FROM booking.resources WHERE id OPERATOR(pg_catalog.=) $1", 1, {INT8OID}
 };
 
-#define FREE_UNIT_QUERY \
-	"SELECT r.id FROM booking.resources r " \
-	"WHERE r.pool_id OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.<>) ALL ($4) " \
-	"AND NOT EXISTS (SELECT 1 FROM booking.bookings b " \
-	"WHERE b.resource_id OPERATOR(pg_catalog.=) r.id AND " BLOCKING("b") ") " \
-	"ORDER BY r.id LIMIT 1"
-
-static BookingPlan free_unit_skip_plan = {
-	FREE_UNIT_QUERY " FOR NO KEY UPDATE OF r SKIP LOCKED",
-	4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8ARRAYOID}
-};
-static BookingPlan free_unit_any_plan = {
-	FREE_UNIT_QUERY,
-	4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8ARRAYOID}
+/* the units of a pool that were free in the latest committed state */
+static BookingPlan free_units_plan = {
+	"SELECT r.id FROM booking.resources r "
+	"WHERE r.pool_id OPERATOR(pg_catalog.=) $1 "
+	"AND NOT EXISTS (SELECT 1 FROM booking.bookings b "
+	"WHERE b.resource_id OPERATOR(pg_catalog.=) r.id AND " BLOCKING("b") ") "
+	"ORDER BY r.id",
+	3, {INT8OID, TSTZRANGEOID, TSTZRANGEOID}
 };
 
 typedef struct StayRequest
@@ -184,7 +178,7 @@ ReserveStayBody(void *state, BookingResult *res)
 	int64		booking_id;
 
 	/* friendly answer for what was taken before this request arrived */
-	(void) BookingExecute(&precheck_plan, values, NULL, false, 1);
+	(void) BookingExecuteLatest(&precheck_plan, values, NULL, 1);
 	if (!BookingGetBool(0, 1))
 	{
 		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource);
@@ -223,7 +217,7 @@ ReserveStaysBody(void *state, BookingResult *res)
 	int			nelems;
 	int64		first_id;
 
-	if (BookingExecute(&group_missing_plan, &ids, NULL, false, 1) == 1)
+	if (BookingExecuteLatest(&group_missing_plan, &ids, NULL, 1) == 1)
 	{
 		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, BookingGetInt64(0, 1, NULL));
 		return;
@@ -231,7 +225,7 @@ ReserveStaysBody(void *state, BookingResult *res)
 	values[0] = ids;
 	values[1] = req->during;
 	values[2] = req->validity;
-	if (BookingExecute(&group_conflict_plan, values, NULL, false, 1) == 1)
+	if (BookingExecuteLatest(&group_conflict_plan, values, NULL, 1) == 1)
 	{
 		SetStayRefusal(res, BOOKING_UNAVAILABLE, BookingGetInt64(0, 1, NULL), req);
 		return;
@@ -254,7 +248,7 @@ ReserveStaysBody(void *state, BookingResult *res)
 	}
 
 	/* under the locks, a conflict now was made while we waited */
-	if (BookingExecute(&group_conflict_plan, values, NULL, false, 1) == 1)
+	if (BookingExecuteLatest(&group_conflict_plan, values, NULL, 1) == 1)
 	{
 		SetStayRefusal(res, BOOKING_JUST_TAKEN, BookingGetInt64(0, 1, NULL), req);
 		return;
@@ -291,69 +285,73 @@ static void
 ReserveStayAnyBody(void *state, BookingResult *res)
 {
 	StayRequest *req = (StayRequest *) state;
-	Datum		values[4];
-	Datum	   *tried;
-	int			ntried = 0;
-	int			maxtried = 16;
+	Datum		values[3];
+	int64	   *units;
+	bool	   *tried;
+	int			nunits;
 
 	values[0] = Int64GetDatum(req->resource);
-	if (BookingExecute(&pool_exists_plan, values, NULL, false, 1) == 0)
+	if (BookingExecuteLatest(&pool_exists_plan, values, NULL, 1) == 0)
 	{
 		BookingSetResult(res, BOOKING_NOT_FOUND, -1,
 						 "Pool %lld does not exist.", (long long) req->resource);
 		return;
 	}
 
-	tried = palloc(sizeof(Datum) * maxtried);
 	values[1] = req->during;
 	values[2] = req->validity;
-	for (;;)
-	{
-		int64		unit;
-		int64		booking_id;
+	nunits = BookingExecuteLatest(&free_units_plan, values, NULL, 0);
+	units = palloc(sizeof(int64) * Max(nunits, 1));
+	tried = palloc0(sizeof(bool) * Max(nunits, 1));
+	for (int i = 0; i < nunits; i++)
+		units[i] = BookingGetInt64(i, 1, NULL);
 
-		values[3] = PointerGetDatum(construct_array(tried, ntried, INT8OID, 8,
-													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-		if (BookingExecute(&free_unit_skip_plan, values, NULL, false, 1) == 1)
-			unit = BookingGetInt64(0, 1, NULL);
-		else
+	/*
+	 * First pass: units nobody holds, without waiting, so concurrent callers
+	 * spread over the pool instead of queueing on one unit.  Second pass:
+	 * wait for the units others hold, since their bookers may still fail.
+	 */
+	for (int pass = 0; pass < 2; pass++)
+	{
+		for (int i = 0; i < nunits; i++)
 		{
 			BookingResource r;
-			BookingLockOutcome outcome;
+			int64		booking_id;
 
-			/* every free unit may be locked by a booker who could still fail */
-			if (BookingExecute(&free_unit_any_plan, values, NULL, false, 1) == 0)
+			if (tried[i])
+				continue;
+			if (pass == 0)
 			{
-				BookingSetResult(res, BOOKING_SOLD_OUT, -1,
-								 "Sold out: no unit of pool %lld is free for that range.",
-								 (long long) req->resource);
+				if (!BookingTryLockResource(units[i], &r))
+					continue;
+			}
+			else
+			{
+				BookingLockOutcome outcome = BookingLockResource(units[i], req->timeout_ms, &r);
+
+				if (outcome == BOOKING_LOCK_BUSY || outcome == BOOKING_LOCK_RETRY)
+				{
+					BookingSetLockOutcome(res, outcome, units[i]);
+					return;
+				}
+				if (outcome == BOOKING_LOCK_NOT_FOUND)
+					continue;
+			}
+			tried[i] = true;
+			booking_id = InsertStay(req, units[i]);
+			if (booking_id >= 0)
+			{
+				SetStayCreated(res, booking_id,
+							   psprintf("unit %lld of pool %lld", (long long) units[i],
+										(long long) req->resource), req);
 				return;
 			}
-			unit = BookingGetInt64(0, 1, NULL);
-			outcome = BookingLockResource(unit, req->timeout_ms, &r);
-			if (outcome != BOOKING_LOCKED)
-			{
-				BookingSetLockOutcome(res, outcome, unit);
-				return;
-			}
 		}
-
-		booking_id = InsertStay(req, unit);
-		if (booking_id >= 0)
-		{
-			SetStayCreated(res, booking_id,
-						   psprintf("unit %lld of pool %lld", (long long) unit,
-									(long long) req->resource), req);
-			return;
-		}
-
-		if (ntried == maxtried)
-		{
-			maxtried *= 2;
-			tried = repalloc(tried, sizeof(Datum) * maxtried);
-		}
-		tried[ntried++] = Int64GetDatum(unit);
 	}
+
+	BookingSetResult(res, BOOKING_SOLD_OUT, -1,
+					 "Sold out: no unit of pool %lld is free for that range.",
+					 (long long) req->resource);
 }
 
 static void

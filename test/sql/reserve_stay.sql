@@ -167,7 +167,8 @@ SELECT peer_exec('ROLLBACK');
 SELECT * FROM booking.reserve_stay(7, 'tom', '[2030-05-01, 2030-05-02)', lock_timeout => '0');
 
 --
--- REPEATABLE READ: an overlapping stay committed after the snapshot: retry
+-- REPEATABLE READ: an overlapping stay committed after the snapshot is seen
+-- by the friendly check, which reads the latest committed rows: unavailable
 -- 409; a stay that does not overlap goes through in the same transaction
 --
 BEGIN ISOLATION LEVEL REPEATABLE READ;

@@ -1,0 +1,187 @@
+-- contract.sql: the objects of the SQL contract exist with their exact types,
+-- argument names, defaults, return types, volatility and security settings.
+-- Run by pg_prove against a database with pgtap and booking installed.
+BEGIN;
+SELECT plan(121);
+
+------------------------------------------------------------------------------
+-- schema and types
+------------------------------------------------------------------------------
+SELECT has_schema('booking');
+SELECT has_extension('booking', 'the booking extension is installed');
+SELECT has_extension('btree_gist', 'btree_gist is installed (booking requires it)');
+
+SELECT has_enum('booking', 'status', 'enum booking.status exists');
+SELECT enum_has_labels('booking', 'status',
+    ARRAY['pending', 'confirmed', 'cancelled', 'expired'],
+    'booking.status has the labels pending, confirmed, cancelled, expired in that order');
+
+SELECT has_composite('booking', 'result', 'type booking.result exists');
+SELECT results_eq(
+    $$SELECT a.attname::text COLLATE "default", pg_catalog.format_type(a.atttypid, a.atttypmod)
+        FROM pg_catalog.pg_attribute a
+       WHERE a.attrelid = 'booking.result'::regclass AND a.attnum > 0 AND NOT a.attisdropped
+       ORDER BY a.attnum$$,
+    $$VALUES ('ok', 'boolean'), ('code', 'text'), ('booking_id', 'bigint'),
+             ('http_status', 'integer'), ('message', 'text'), ('replayed', 'boolean')$$,
+    'booking.result is (ok boolean, code text, booking_id bigint, http_status int, message text, replayed boolean)');
+
+------------------------------------------------------------------------------
+-- booking.resources
+------------------------------------------------------------------------------
+SELECT has_table('booking', 'resources', 'table booking.resources exists');
+SELECT col_type_is('booking', 'resources', 'id', 'bigint', 'resources.id is bigint');
+SELECT col_type_is('booking', 'resources', 'name', 'text', 'resources.name is text');
+SELECT col_type_is('booking', 'resources', 'capacity', 'integer', 'resources.capacity is integer');
+SELECT col_type_is('booking', 'resources', 'pool_id', 'bigint', 'resources.pool_id is bigint');
+SELECT col_type_is('booking', 'resources', 'version', 'bigint', 'resources.version is bigint');
+SELECT col_type_is('booking', 'resources', 'meta', 'jsonb', 'resources.meta is jsonb');
+SELECT col_is_pk('booking', 'resources', 'id', 'resources.id is the primary key');
+SELECT col_has_default('booking', 'resources', 'id', 'resources.id is generated');
+SELECT col_is_null('booking', 'resources', 'pool_id', 'resources.pool_id is nullable');
+SELECT fk_ok('booking', 'resources', 'pool_id', 'booking', 'resources', 'id',
+    'resources.pool_id references resources(id)');
+
+------------------------------------------------------------------------------
+-- booking.bookings
+------------------------------------------------------------------------------
+SELECT has_table('booking', 'bookings', 'table booking.bookings exists');
+SELECT col_type_is('booking', 'bookings', 'id', 'bigint', 'bookings.id is bigint');
+SELECT col_type_is('booking', 'bookings', 'resource_id', 'bigint', 'bookings.resource_id is bigint');
+SELECT col_type_is('booking', 'bookings', 'guest', 'text', 'bookings.guest is text');
+SELECT col_type_is('booking', 'bookings', 'quantity', 'integer', 'bookings.quantity is integer');
+SELECT col_type_is('booking', 'bookings', 'during', 'tstzrange', 'bookings.during is tstzrange');
+SELECT col_type_is('booking', 'bookings', 'status', 'booking', 'status', 'bookings.status is booking.status');
+SELECT col_type_is('booking', 'bookings', 'expires_at', 'timestamp with time zone', 'bookings.expires_at is timestamptz');
+SELECT col_type_is('booking', 'bookings', 'created_at', 'timestamp with time zone', 'bookings.created_at is timestamptz');
+SELECT col_is_pk('booking', 'bookings', 'id', 'bookings.id is the primary key');
+SELECT col_is_null('booking', 'bookings', 'during', 'bookings.during is nullable (NULL for seats)');
+SELECT col_is_null('booking', 'bookings', 'expires_at', 'bookings.expires_at is nullable');
+SELECT fk_ok('booking', 'bookings', 'resource_id', 'booking', 'resources', 'id',
+    'bookings.resource_id references resources(id)');
+SELECT ok(EXISTS (
+    SELECT 1 FROM pg_catalog.pg_constraint c
+     WHERE c.conrelid = 'booking.bookings'::regclass AND c.contype = 'x'
+       AND pg_catalog.pg_get_constraintdef(c.oid) ~ 'resource_id WITH =.*during WITH &&'),
+    'bookings has an exclusion constraint on (resource_id WITH =, during WITH &&)');
+
+SELECT has_table('booking', 'idempotency_keys', 'table booking.idempotency_keys exists');
+
+------------------------------------------------------------------------------
+-- functions: the exact set, then each one's signature and settings
+------------------------------------------------------------------------------
+SELECT functions_are('booking', ARRAY[
+    'create_resource', 'set_capacity', 'seats_left', 'reserve_seat', 'reserve_stay',
+    'reserve_stays', 'reserve_stay_any', 'free_slots', 'confirm', 'cancel',
+    'extend_hold', 'hold_expire'],
+    'schema booking holds exactly the functions of the contract');
+
+CREATE TEMP TABLE contract_fn (name text, args text, identity text, returns text, vol text)
+    ON COMMIT DROP;
+INSERT INTO contract_fn VALUES
+ ('create_resource',
+  'name text, capacity integer DEFAULT 1, pool bigint DEFAULT NULL::bigint, meta jsonb DEFAULT ''{}''::jsonb',
+  'text, integer, bigint, jsonb', 'bigint', 'volatile'),
+ ('set_capacity',
+  'resource bigint, capacity integer, expected_version bigint',
+  'bigint, integer, bigint', 'booking.result', 'volatile'),
+ ('seats_left',
+  'resource bigint',
+  'bigint', 'integer', 'stable'),
+ ('reserve_seat',
+  'resource bigint, guest text, quantity integer DEFAULT 1, hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval',
+  'bigint, text, integer, interval, text, interval', 'booking.result', 'volatile'),
+ ('reserve_stay',
+  'resource bigint, guest text, during tstzrange, hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval',
+  'bigint, text, tstzrange, interval, text, interval', 'booking.result', 'volatile'),
+ ('reserve_stays',
+  'resources bigint[], guest text, during tstzrange, hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval',
+  'bigint[], text, tstzrange, interval, text, interval', 'booking.result', 'volatile'),
+ ('reserve_stay_any',
+  'pool bigint, guest text, during tstzrange, hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval',
+  'bigint, text, tstzrange, interval, text, interval', 'booking.result', 'volatile'),
+ ('free_slots',
+  'resource bigint, within tstzrange, min_length interval',
+  'bigint, tstzrange, interval', 'SETOF tstzrange', 'stable'),
+ ('confirm',
+  'booking bigint, idempotency_key text DEFAULT NULL::text',
+  'bigint, text', 'booking.result', 'volatile'),
+ ('cancel',
+  'booking bigint, idempotency_key text DEFAULT NULL::text',
+  'bigint, text', 'booking.result', 'volatile'),
+ ('extend_hold',
+  'booking bigint, by interval',
+  'bigint, interval', 'booking.result', 'volatile'),
+ ('hold_expire',
+  'batch integer DEFAULT 1000',
+  'integer', 'bigint', 'volatile');
+
+-- each function exists with exactly these argument types (12)
+SELECT ok(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity)) IS NOT NULL,
+          format('function booking.%s(%s) exists', name, identity))
+  FROM contract_fn ORDER BY name;
+
+-- exact argument names and defaults (12)
+SELECT is(pg_catalog.pg_get_function_arguments(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity))),
+          args, format('booking.%s has the arguments (%s)', name, args))
+  FROM contract_fn ORDER BY name;
+
+-- return types (12)
+SELECT is(pg_catalog.pg_get_function_result(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity))),
+          returns, format('booking.%s returns %s', name, returns))
+  FROM contract_fn ORDER BY name;
+
+-- volatility (12)
+SELECT is(CASE p.provolatile WHEN 'v' THEN 'volatile' WHEN 's' THEN 'stable' WHEN 'i' THEN 'immutable' END,
+          f.vol, format('booking.%s is %s', f.name, f.vol))
+  FROM contract_fn f
+  LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
+ ORDER BY f.name;
+
+-- explicit NULL for an argument means its default: no function may be STRICT (12)
+SELECT is(p.proisstrict, false, format('booking.%s is not STRICT (NULL means the default)', f.name))
+  FROM contract_fn f
+  LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
+ ORDER BY f.name;
+
+-- every function that writes or reads the tables runs as its owner (12) ...
+SELECT is(p.prosecdef, true, format('booking.%s is SECURITY DEFINER', f.name))
+  FROM contract_fn f
+  LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
+ ORDER BY f.name;
+
+-- ... with a pinned search_path (12)
+SELECT is(p.proconfig, ARRAY['search_path=pg_catalog, pg_temp'],
+          format('booking.%s pins search_path = pg_catalog, pg_temp', f.name))
+  FROM contract_fn f
+  LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
+ ORDER BY f.name;
+
+-- no SECURITY DEFINER function anywhere in the schema lacks a pinned search_path
+SELECT is_empty(
+    $$SELECT p.oid::regprocedure::text FROM pg_catalog.pg_proc p
+       WHERE p.pronamespace = 'booking'::regnamespace AND p.prosecdef
+         AND NOT EXISTS (SELECT 1 FROM pg_catalog.unnest(p.proconfig) c WHERE c LIKE 'search\_path=%')$$,
+    'every SECURITY DEFINER function in schema booking has a pinned search_path');
+
+-- the writing functions are not parallel safe
+SELECT is_empty(
+    $$SELECT p.oid::regprocedure::text FROM pg_catalog.pg_proc p
+       WHERE p.pronamespace = 'booking'::regnamespace AND p.provolatile = 'v' AND p.proparallel <> 'u'$$,
+    'every volatile function in schema booking is PARALLEL UNSAFE');
+
+------------------------------------------------------------------------------
+-- GUCs and their defaults
+------------------------------------------------------------------------------
+LOAD 'booking';
+SELECT results_eq(
+    $$SELECT name, boot_val, unit FROM pg_catalog.pg_settings
+       WHERE name IN ('booking.lock_timeout', 'booking.expire_interval', 'booking.idempotency_retention')
+       ORDER BY name$$,
+    $$VALUES ('booking.expire_interval'::text, '10'::text, 's'::text),
+             ('booking.idempotency_retention', '86400', 's'),
+             ('booking.lock_timeout', '3000', 'ms')$$,
+    'GUCs booking.lock_timeout (3s), booking.expire_interval (10s), booking.idempotency_retention (24h) exist with their defaults');
+
+SELECT * FROM finish();
+ROLLBACK;
