@@ -35,7 +35,7 @@ CREATE TABLE booking.resources (
     -- counted until something reclaims it under this row's lock
     taken       integer NOT NULL DEFAULT 0 CHECK (taken >= 0),
     CONSTRAINT resources_taken_within_capacity CHECK (taken <= capacity)
-);
+) WITH (fillfactor = 50);   -- room for HOT updates of a hot counter row
 ALTER SEQUENCE booking.resources_id_seq OWNED BY booking.resources.id;
 CREATE INDEX resources_pool_idx ON booking.resources (pool_id, id) WHERE pool_id IS NOT NULL;
 

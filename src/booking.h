@@ -96,6 +96,8 @@ extern int	BookingExecute(BookingPlan *plan, Datum *values, const char *nulls,
 						   bool read_only, long tcount);
 extern int	BookingExecuteLatest(BookingPlan *plan, Datum *values, const char *nulls,
 								 long tcount);
+extern int	BookingExecuteCommitted(BookingPlan *plan, Datum *values, const char *nulls,
+									long tcount);
 extern BookingGuardOutcome BookingRunGuarded(BookingGuardedFn fn, void *arg);
 extern int	BookingPushLockTimeout(int timeout_ms);
 extern void BookingPopLockTimeout(int nestlevel);

@@ -106,7 +106,7 @@ BookingReplayKey(const char *key, const char *request, BookingResult *res)
 	int32		http_status;
 	BookingCode code;
 
-	if (BookingExecuteLatest(&probe_plan, values, NULL, 1) == 0)
+	if (BookingExecuteCommitted(&probe_plan, values, NULL, 1) == 0)
 		return false;
 
 	stored_request = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);

@@ -46,7 +46,7 @@ RunFreeSlots(int64 resource, Datum within, TimestampTz now, Interval *min_length
 	values[2] = BookingMakeRange(now, 0, true);
 	values[3] = IntervalPGetDatum(min_length);
 	if (latest)
-		return BookingExecuteLatest(&free_slots_plan, values, NULL, tcount);
+		return BookingExecuteCommitted(&free_slots_plan, values, NULL, tcount);
 	return BookingExecute(&free_slots_plan, values, NULL, true, tcount);
 }
 

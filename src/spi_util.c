@@ -55,16 +55,33 @@ BookingExecute(BookingPlan *plan, Datum *values, const char *nulls,
 }
 
 /*
- * Runs a read-only plan on the latest committed rows (and our own), whatever
- * the caller's snapshot: a caller at REPEATABLE READ still sees a stored
- * idempotency result or a booking committed after its snapshot was taken.
- * SnapshotSelf is not an MVCC snapshot, so the read takes no SSI predicate
- * locks: the friendly checks of the write path cannot make a SERIALIZABLE
- * caller fail at commit.  Only for decisions that a lock or a constraint
- * confirms afterwards.
+ * Runs a read-only plan with the latest snapshot, so that a friendly check
+ * at REPEATABLE READ sees what was committed after the transaction's
+ * snapshot (a booking, a stored idempotency result), as the RI triggers do.
  */
 int
 BookingExecuteLatest(BookingPlan *plan, Datum *values, const char *nulls, long tcount)
+{
+	int			rc;
+
+	rc = SPI_execute_snapshot(PlanFor(plan), values, nulls,
+							  GetLatestSnapshot(), InvalidSnapshot,
+							  true, false, tcount);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_snapshot failed for \"%s\": %s",
+			 plan->sql, SPI_result_code_string(rc));
+	return (int) SPI_processed;
+}
+
+/*
+ * Runs a read-only plan on the latest committed rows with SnapshotSelf,
+ * which is not an MVCC snapshot and so takes no SSI predicate locks: a read
+ * here cannot make a SERIALIZABLE caller fail at commit.  A non-MVCC index
+ * scan can miss a row that is being updated, so this is only for rows that
+ * are never updated (idempotency keys) and for hints (the next free slot).
+ */
+int
+BookingExecuteCommitted(BookingPlan *plan, Datum *values, const char *nulls, long tcount)
 {
 	int			rc;
 	int			nestlevel = NewGUCNestLevel();

@@ -18,6 +18,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -83,6 +84,12 @@ static BookingPlan group_undo_plan = {
 };
 static BookingPlan pool_exists_plan = {
 	"SELECT 1 FROM booking.resources WHERE id OPERATOR(pg_catalog.=) $1", 1, {INT8OID}
+};
+
+static BookingPlan pool_units_plan = {
+	"SELECT r.id FROM booking.resources r "
+	"WHERE r.pool_id OPERATOR(pg_catalog.=) $1 ORDER BY r.id",
+	1, {INT8OID}
 };
 
 /* the units of a pool that were free in the latest committed state */
@@ -177,17 +184,25 @@ ReserveStayBody(void *state, BookingResult *res)
 	BookingLockOutcome outcome;
 	int64		booking_id;
 
-	/* friendly answer for what was taken before this request arrived */
-	(void) BookingExecuteLatest(&precheck_plan, values, NULL, 1);
-	if (!BookingGetBool(0, 1))
+	/*
+	 * A friendly answer for what was taken before this request arrived.  At
+	 * SERIALIZABLE it is skipped: its read of the GiST pages that every
+	 * concurrent stay writes would make SSI abort callers at commit, so there
+	 * a taken range is refused by the constraint alone (just_taken).
+	 */
+	if (!IsolationIsSerializable())
 	{
-		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource);
-		return;
-	}
-	if (BookingGetBool(0, 2))
-	{
-		SetStayRefusal(res, BOOKING_UNAVAILABLE, req->resource, req);
-		return;
+		(void) BookingExecuteLatest(&precheck_plan, values, NULL, 1);
+		if (!BookingGetBool(0, 1))
+		{
+			BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource);
+			return;
+		}
+		if (BookingGetBool(0, 2))
+		{
+			SetStayRefusal(res, BOOKING_UNAVAILABLE, req->resource, req);
+			return;
+		}
 	}
 
 	outcome = BookingLockResource(req->resource, req->timeout_ms, &r);
@@ -216,19 +231,24 @@ ReserveStaysBody(void *state, BookingResult *res)
 	Datum	   *elems;
 	int			nelems;
 	int64		first_id;
+	bool		serializable = IsolationIsSerializable();
 
-	if (BookingExecuteLatest(&group_missing_plan, &ids, NULL, 1) == 1)
-	{
-		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, BookingGetInt64(0, 1, NULL));
-		return;
-	}
 	values[0] = ids;
 	values[1] = req->during;
 	values[2] = req->validity;
-	if (BookingExecuteLatest(&group_conflict_plan, values, NULL, 1) == 1)
+	/* the friendly checks are skipped at SERIALIZABLE, as in reserve_stay */
+	if (!serializable)
 	{
-		SetStayRefusal(res, BOOKING_UNAVAILABLE, BookingGetInt64(0, 1, NULL), req);
-		return;
+		if (BookingExecuteLatest(&group_missing_plan, &ids, NULL, 1) == 1)
+		{
+			BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, BookingGetInt64(0, 1, NULL));
+			return;
+		}
+		if (BookingExecuteLatest(&group_conflict_plan, values, NULL, 1) == 1)
+		{
+			SetStayRefusal(res, BOOKING_UNAVAILABLE, BookingGetInt64(0, 1, NULL), req);
+			return;
+		}
 	}
 
 	/* ascending id order: two groups can never wait on each other in a cycle */
@@ -248,7 +268,8 @@ ReserveStaysBody(void *state, BookingResult *res)
 	}
 
 	/* under the locks, a conflict now was made while we waited */
-	if (BookingExecuteLatest(&group_conflict_plan, values, NULL, 1) == 1)
+	if (!serializable &&
+		BookingExecuteLatest(&group_conflict_plan, values, NULL, 1) == 1)
 	{
 		SetStayRefusal(res, BOOKING_JUST_TAKEN, BookingGetInt64(0, 1, NULL), req);
 		return;
@@ -300,7 +321,11 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 
 	values[1] = req->during;
 	values[2] = req->validity;
-	nunits = BookingExecuteLatest(&free_units_plan, values, NULL, 0);
+	/* at SERIALIZABLE, skip the read of the GiST pages: try every unit */
+	if (IsolationIsSerializable())
+		nunits = BookingExecuteLatest(&pool_units_plan, values, NULL, 0);
+	else
+		nunits = BookingExecuteLatest(&free_units_plan, values, NULL, 0);
 	units = palloc(sizeof(int64) * Max(nunits, 1));
 	tried = palloc0(sizeof(bool) * Max(nunits, 1));
 	for (int i = 0; i < nunits; i++)
