@@ -5,8 +5,12 @@ EXTVERSION = $(shell grep default_version $(EXTENSION).control | sed -e "s/defau
 MODULE_big = booking
 OBJS = src/booking.o src/args.o src/result.o src/spi_util.o src/lock.o \
 	src/call.o src/idempotency.o src/resource.o src/seat.o src/stay.o \
-	src/slots.o src/hold.o src/worker.o
-DATA = $(wildcard sql/$(EXTENSION)--*.sql)
+	src/slots.o src/hold.o src/stripes.o src/worker.o
+# sql/booking.sql is the editable script of the current version (pgvector's
+# arrangement); released versions keep a frozen full script, and every change
+# ships an upgrade script beside them.
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 PGFILEDESC = "booking - race-free reservations"
 
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -15,13 +19,16 @@ PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers 
 
 # pg_regress reads <outputdir>/sql before <inputdir>/sql (and so for specs and
 # expected): test sources live in test/, expected outputs in expected/.
-REGRESS = setup resources reserve_seat cancel set_capacity reserve_stay \
+REGRESS = setup resources reserve_seat cancel set_capacity stripes reserve_stay \
 	reserve_stays reserve_stay_any free_slots holds idempotency
 REGRESS_OPTS = --inputdir=. --outputdir=test
 ISOLATION = iso_last_seat iso_lock_timeout iso_cancel_reserve iso_stay_race \
 	iso_group_order iso_stay_any iso_confirm_expire iso_expire_expire \
 	iso_reserve_vs_expiry iso_confirm_newcomer iso_idempotency
 ISOLATION_OPTS = --inputdir=. --outputdir=test --load-extension=btree_gist --load-extension=booking
+
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
+	cp $< $@
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

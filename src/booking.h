@@ -91,6 +91,7 @@ typedef enum BookingGuardOutcome
 } BookingGuardOutcome;
 
 typedef void (*BookingGuardedFn) (void *arg);
+typedef bool (*BookingTryFn) (void *arg);
 
 extern int	BookingExecute(BookingPlan *plan, Datum *values, const char *nulls,
 						   bool read_only, long tcount);
@@ -99,6 +100,7 @@ extern int	BookingExecuteLatest(BookingPlan *plan, Datum *values, const char *nu
 extern int	BookingExecuteCommitted(BookingPlan *plan, Datum *values, const char *nulls,
 									long tcount);
 extern BookingGuardOutcome BookingRunGuarded(BookingGuardedFn fn, void *arg);
+extern BookingGuardOutcome BookingRunGuardedTry(BookingTryFn fn, void *arg, bool *kept);
 extern int	BookingPushLockTimeout(int timeout_ms);
 extern void BookingPopLockTimeout(int nestlevel);
 extern int64 BookingGetInt64(int row, int col, bool *isnull);
@@ -119,8 +121,9 @@ typedef struct BookingResource
 {
 	int64		id;
 	int32		capacity;
-	int32		taken;
+	int32		taken;			/* unused (0) when striped */
 	int64		version;
+	int32		stripes;		/* > 1: free seats live in booking.resource_stripes */
 } BookingResource;
 
 extern int	booking_lock_timeout_ms;
@@ -159,6 +162,26 @@ extern char *BookingRequestString(const char *fn, int nfields, const char *const
 /* seat.c: counter upkeep shared with the hold lifecycle */
 extern int32 BookingReclaimLapsedSeats(int64 resource, TimestampTz now);
 extern void BookingWriteTaken(int64 resource, int32 taken);
+
+/* stripes.c: hot inventory */
+typedef enum BookingStripeTake
+{
+	BOOKING_STRIPE_TAKEN,
+	BOOKING_STRIPE_SOLD_OUT,
+	BOOKING_STRIPE_BUSY,
+	BOOKING_STRIPE_RETRY
+} BookingStripeTake;
+
+extern BookingLockOutcome BookingStripesTakeFast(int64 resource, int32 quantity, int32 stripes,
+												 int timeout_ms);
+extern BookingStripeTake BookingStripesTakeLocked(BookingResource *r, int32 quantity,
+												  int timeout_ms, TimestampTz now,
+												  int64 *free_left);
+extern BookingLockOutcome BookingStripesLockOne(int64 resource, int32 stripes, int timeout_ms,
+												int32 *stripe);
+extern void BookingStripeAdd(int64 resource, int32 stripe, int32 seats);
+extern int64 BookingStripesLockAll(int64 resource, int timeout_ms, BookingLockOutcome *outcome);
+extern void BookingStripesSpread(int64 resource, int32 stripes, int64 free);
 
 /* slots.c */
 extern bool BookingNextFreeSlot(int64 resource, TimestampTz from, int64 length_us,

@@ -163,13 +163,33 @@ SetStatus(int64 booking, const char *status)
 	(void) BookingExecute(&set_status_plan, values, NULL, false, 0);
 }
 
-/* Ends a blocking booking and gives its seats back to the counter. */
-static void
-EndBooking(LifecycleRequest *req, LockedBooking *b, const char *status)
+/*
+ * Ends a blocking booking and gives its seats back to the counter (for a
+ * striped resource, to a stripe locked before anything is written).  False
+ * with res set when that stripe could not be had.
+ */
+static bool
+EndBooking(LifecycleRequest *req, LockedBooking *b, const char *status, BookingResult *res)
 {
+	int32		stripe = 0;
+
+	if (b->is_seat && b->resource.stripes > 1)
+	{
+		BookingLockOutcome outcome = BookingStripesLockOne(b->resource.id, b->resource.stripes,
+														   req->timeout_ms, &stripe);
+
+		if (outcome != BOOKING_LOCKED)
+		{
+			BookingSetLockOutcome(res, outcome, b->resource.id);
+			return false;
+		}
+	}
 	SetStatus(req->booking, status);
-	if (b->is_seat)
+	if (b->is_seat && b->resource.stripes > 1)
+		BookingStripeAdd(b->resource.id, stripe, b->quantity);
+	else if (b->is_seat)
 		BookingWriteTaken(b->resource.id, b->resource.taken - b->quantity);
+	return true;
 }
 
 static void
@@ -207,8 +227,8 @@ ConfirmBody(void *state, BookingResult *res)
 	}
 	if (b.expires_at <= req->now)
 	{
-		EndBooking(req, &b, "expired");
-		SetHoldExpired(res, req, &b);
+		if (EndBooking(req, &b, "expired", res))
+			SetHoldExpired(res, req, &b);
 		return;
 	}
 	{
@@ -235,7 +255,8 @@ CancelBody(void *state, BookingResult *res)
 						 b.status == HOLD_CANCELLED ? "cancelled" : "expired");
 		return;
 	}
-	EndBooking(req, &b, "cancelled");
+	if (!EndBooking(req, &b, "cancelled", res))
+		return;
 	BookingSetResult(res, BOOKING_DONE, req->booking,
 					 "Booking %lld is cancelled; its %s free again.", (long long) req->booking,
 					 b.is_seat ? "seats are" : "dates are");
@@ -265,8 +286,8 @@ ExtendHoldBody(void *state, BookingResult *res)
 	}
 	if (b.expires_at <= req->now)
 	{
-		EndBooking(req, &b, "expired");
-		SetHoldExpired(res, req, &b);
+		if (EndBooking(req, &b, "expired", res))
+			SetHoldExpired(res, req, &b);
 		return;
 	}
 	until = b.expires_at + req->by_us;
@@ -383,9 +404,13 @@ ExpireResource(void *arg)
 	BookingResource r;
 	Datum		values[3];
 	int32		seats;
+	int32		stripe = 0;
 
 	/* a busy resource is skipped: its bookers reclaim lapsed holds themselves */
 	if (!BookingTryLockResource(ea->resource, &r))
+		return;
+	if (r.stripes > 1 &&
+		BookingStripesLockOne(ea->resource, r.stripes, 0, &stripe) != BOOKING_LOCKED)
 		return;
 	values[0] = Int64GetDatum(ea->resource);
 	values[1] = TimestampTzGetDatum(ea->now);
@@ -393,7 +418,9 @@ ExpireResource(void *arg)
 	(void) BookingExecute(&expire_plan, values, NULL, false, 1);
 	ea->expired = BookingGetInt64(0, 1, NULL);
 	seats = BookingGetInt32(0, 2, NULL);
-	if (seats > 0)
+	if (seats > 0 && r.stripes > 1)
+		BookingStripeAdd(ea->resource, stripe, seats);
+	else if (seats > 0)
 		BookingWriteTaken(ea->resource, r.taken - seats);
 }
 

@@ -26,7 +26,7 @@
 
 int			booking_lock_timeout_ms = 3000;
 
-#define RESOURCE_COLUMNS "SELECT capacity, taken, version FROM booking.resources WHERE id OPERATOR(pg_catalog.=) $1"
+#define RESOURCE_COLUMNS "SELECT capacity, taken, version, stripes FROM booking.resources WHERE id OPERATOR(pg_catalog.=) $1"
 
 static BookingPlan try_lock_plan = {
 	RESOURCE_COLUMNS " FOR NO KEY UPDATE SKIP LOCKED", 1, {INT8OID}
@@ -76,6 +76,7 @@ RunLockStatement(void *arg)
 		la->res->capacity = BookingGetInt32(0, 1, NULL);
 		la->res->taken = BookingGetInt32(0, 2, NULL);
 		la->res->version = BookingGetInt64(0, 3, NULL);
+		la->res->stripes = BookingGetInt32(0, 4, NULL);
 	}
 }
 

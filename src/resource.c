@@ -36,7 +36,9 @@ static BookingPlan set_capacity_plan = {
 	3, {INT8OID, INT4OID, INT4OID}
 };
 static BookingPlan seats_left_plan = {
-	"SELECT CAST(r.capacity OPERATOR(pg_catalog.-) r.taken OPERATOR(pg_catalog.+) COALESCE(("
+	"SELECT CAST(CASE WHEN r.stripes OPERATOR(pg_catalog.>) 1 THEN (SELECT COALESCE(pg_catalog.sum(s.free), 0) "
+	"FROM booking.resource_stripes s WHERE s.resource_id OPERATOR(pg_catalog.=) r.id) "
+	"ELSE r.capacity OPERATOR(pg_catalog.-) r.taken END OPERATOR(pg_catalog.+) COALESCE(("
 	"SELECT pg_catalog.sum(b.quantity) FROM booking.bookings b "
 	"WHERE b.resource_id OPERATOR(pg_catalog.=) r.id "
 	"AND b.status OPERATOR(pg_catalog.=) 'pending'::booking.status "
@@ -150,6 +152,18 @@ SetCapacityBody(void *state, BookingResult *res)
 	}
 
 	taken = r.taken;
+	if (r.stripes > 1)
+	{
+		/* the seats taken are what the stripes no longer hold */
+		int64		free = BookingStripesLockAll(req->resource, booking_lock_timeout_ms, &outcome);
+
+		if (outcome != BOOKING_LOCKED)
+		{
+			BookingSetLockOutcome(res, outcome, req->resource);
+			return;
+		}
+		taken = (int32) (r.capacity - free);
+	}
 	if (req->capacity < taken)
 	{
 		int32		reclaimed = BookingReclaimLapsedSeats(req->resource, req->now);
@@ -157,7 +171,9 @@ SetCapacityBody(void *state, BookingResult *res)
 		taken -= reclaimed;
 		if (req->capacity < taken)
 		{
-			if (reclaimed > 0)
+			if (reclaimed > 0 && r.stripes > 1)
+				BookingStripesSpread(req->resource, r.stripes, (int64) r.capacity - taken);
+			else if (reclaimed > 0)
 				BookingWriteTaken(req->resource, taken);
 			BookingSetResult(res, BOOKING_CAPACITY_BELOW_TAKEN, -1,
 							 "Resource %lld already has %d seats taken; its capacity cannot go down to %d.",
@@ -168,9 +184,11 @@ SetCapacityBody(void *state, BookingResult *res)
 
 	values[0] = Int64GetDatum(req->resource);
 	values[1] = Int32GetDatum(req->capacity);
-	values[2] = Int32GetDatum(taken);
+	values[2] = Int32GetDatum(r.stripes > 1 ? 0 : taken);
 	(void) BookingExecute(&set_capacity_plan, values, NULL, false, 1);
 	version = BookingGetInt64(0, 1, NULL);
+	if (r.stripes > 1)
+		BookingStripesSpread(req->resource, r.stripes, (int64) req->capacity - taken);
 	BookingSetResult(res, BOOKING_DONE, -1,
 					 "Resource %lld now has capacity %d (version %lld).",
 					 (long long) req->resource, req->capacity, (long long) version);

@@ -48,14 +48,28 @@ static BookingPlan insert_plan = {
  * An unlocked read: a sold-out answer needs no lock when the seats were not
  * there in a committed state and no lapsed hold could give them back.
  */
+#define LAPSED_SEATS \
+	"EXISTS (SELECT 1 FROM booking.bookings b " \
+	"WHERE b.resource_id OPERATOR(pg_catalog.=) $1 " \
+	"AND b.status OPERATOR(pg_catalog.=) 'pending'::booking.status " \
+	"AND b.expires_at OPERATOR(pg_catalog.<=) $2 AND b.during IS NULL)"
+
 static BookingPlan peek_plan = {
-	"SELECT r.capacity, r.taken, CASE WHEN r.taken OPERATOR(pg_catalog.+) $3 "
-	"OPERATOR(pg_catalog.>) r.capacity THEN EXISTS (SELECT 1 FROM booking.bookings b "
-	"WHERE b.resource_id OPERATOR(pg_catalog.=) r.id "
-	"AND b.status OPERATOR(pg_catalog.=) 'pending'::booking.status "
-	"AND b.expires_at OPERATOR(pg_catalog.<=) $2 AND b.during IS NULL) ELSE false END "
+	"SELECT r.capacity, r.taken, CASE WHEN r.stripes OPERATOR(pg_catalog.<=) 1 "
+	"AND r.taken OPERATOR(pg_catalog.+) $3 OPERATOR(pg_catalog.>) r.capacity "
+	"THEN " LAPSED_SEATS " ELSE false END, r.stripes, "
+	/* striped: is there a stripe that can serve the quantity alone? */
+	"r.stripes OPERATOR(pg_catalog.>) 1 AND EXISTS (SELECT 1 FROM booking.resource_stripes s "
+	"WHERE s.resource_id OPERATOR(pg_catalog.=) $1 AND s.free OPERATOR(pg_catalog.>=) $3) "
 	"FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) $1",
 	3, {INT8OID, TIMESTAMPTZOID, INT4OID}
+};
+
+/* a striped resource no single stripe can serve: the total, and lapsed holds */
+static BookingPlan striped_peek_plan = {
+	"SELECT CAST(COALESCE(pg_catalog.sum(s.free), 0) AS pg_catalog.int4), " LAPSED_SEATS
+	" FROM booking.resource_stripes s WHERE s.resource_id OPERATOR(pg_catalog.=) $1",
+	2, {INT8OID, TIMESTAMPTZOID}
 };
 
 /*
@@ -65,7 +79,8 @@ static BookingPlan peek_plan = {
  */
 static BookingPlan take_now_plan = {
 	"WITH l AS (SELECT id, capacity, taken FROM booking.resources "
-	"WHERE id OPERATOR(pg_catalog.=) $1 FOR NO KEY UPDATE SKIP LOCKED), "
+	"WHERE id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 "
+	"FOR NO KEY UPDATE SKIP LOCKED), "
 	"u AS (UPDATE booking.resources r SET taken = l.taken OPERATOR(pg_catalog.+) $2 FROM l "
 	"WHERE r.id OPERATOR(pg_catalog.=) l.id "
 	"AND l.taken OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) l.capacity RETURNING r.taken) "
@@ -76,7 +91,7 @@ static BookingPlan take_now_plan = {
 /* the same decision after waiting for the lock (the statement may wait) */
 static BookingPlan take_wait_plan = {
 	"UPDATE booking.resources SET taken = taken OPERATOR(pg_catalog.+) $2 "
-	"WHERE id OPERATOR(pg_catalog.=) $1 "
+	"WHERE id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 "
 	"AND taken OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity RETURNING taken",
 	2, {INT8OID, INT4OID}
 };
@@ -203,6 +218,25 @@ ReclaimAndTake(SeatRequest *req, BookingResult *res)
 		BookingSetLockOutcome(res, outcome, req->resource);
 		return false;
 	}
+	if (r.stripes > 1)
+	{
+		int64		free_left;
+
+		switch (BookingStripesTakeLocked(&r, req->quantity, req->timeout_ms, req->now, &free_left))
+		{
+			case BOOKING_STRIPE_TAKEN:
+				return true;
+			case BOOKING_STRIPE_SOLD_OUT:
+				SetSoldOut(res, req, r.capacity, r.capacity - free_left);
+				return false;
+			case BOOKING_STRIPE_BUSY:
+				BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource);
+				return false;
+			case BOOKING_STRIPE_RETRY:
+				BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource);
+				return false;
+		}
+	}
 	reclaimed = BookingReclaimLapsedSeats(req->resource, req->now);
 	taken = (int64) r.taken - reclaimed;
 	if (taken + req->quantity > r.capacity)
@@ -216,6 +250,26 @@ ReclaimAndTake(SeatRequest *req, BookingResult *res)
 	return true;
 }
 
+/* The one-counter-row path; false with res set when nothing was taken. */
+static bool
+TakeFromCounter(SeatRequest *req, BookingResult *res)
+{
+	switch (TakeSeats(req))
+	{
+		case SEATS_TAKEN:
+			return true;
+		case SEATS_SHORT:
+			return ReclaimAndTake(req, res);
+		case SEATS_BUSY:
+			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource);
+			return false;
+		case SEATS_RETRY:
+			break;
+	}
+	BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource);
+	return false;
+}
+
 static void
 ReserveSeatBody(void *state, BookingResult *res)
 {
@@ -226,6 +280,7 @@ ReserveSeatBody(void *state, BookingResult *res)
 	int64		booking_id;
 	int32		capacity;
 	int32		taken;
+	int32		stripes = 0;
 
 	/*
 	 * At SERIALIZABLE the peek would be one more read for SSI to track; the
@@ -243,28 +298,48 @@ ReserveSeatBody(void *state, BookingResult *res)
 		}
 		capacity = BookingGetInt32(0, 1, NULL);
 		taken = BookingGetInt32(0, 2, NULL);
-		if ((int64) taken + req->quantity > capacity && !BookingGetBool(0, 3))
+		stripes = BookingGetInt32(0, 4, NULL);
+		if (stripes <= 1 && (int64) taken + req->quantity > capacity && !BookingGetBool(0, 3))
 		{
 			SetSoldOut(res, req, capacity, taken);
 			return;
 		}
+		if (stripes > 1 && !BookingGetBool(0, 5))
+		{
+			int32		free;
+
+			(void) BookingExecuteLatest(&striped_peek_plan, values, NULL, 1);
+			free = BookingGetInt32(0, 1, NULL);
+			if (free < req->quantity && !BookingGetBool(0, 2))
+			{
+				SetSoldOut(res, req, capacity, (int64) capacity - free);
+				return;
+			}
+		}
 	}
 
-	switch (TakeSeats(req))
+	if (stripes > 1)
 	{
-		case SEATS_TAKEN:
-			break;
-		case SEATS_SHORT:
-			if (!ReclaimAndTake(req, res))
+		/* hot inventory: one stripe if one can serve, else the slow path */
+		BookingLockOutcome outcome = BookingStripesTakeFast(req->resource, req->quantity,
+															stripes, req->timeout_ms);
+
+		switch (outcome)
+		{
+			case BOOKING_LOCKED:
+				break;
+			case BOOKING_LOCK_NOT_FOUND:
+				if (!ReclaimAndTake(req, res))
+					return;
+				break;
+			case BOOKING_LOCK_BUSY:
+			case BOOKING_LOCK_RETRY:
+				BookingSetLockOutcome(res, outcome, req->resource);
 				return;
-			break;
-		case SEATS_BUSY:
-			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource);
-			return;
-		case SEATS_RETRY:
-			BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource);
-			return;
+		}
 	}
+	else if (!TakeFromCounter(req, res))
+		return;
 
 	if (req->has_hold)
 		expires_at = req->now + req->hold_us;

@@ -160,24 +160,30 @@ BookingPopLockTimeout(int nestlevel)
 
 /*
  * Runs fn in an internal subtransaction (the pattern of PL/Python's
- * plpy_spi.c).  A lock timeout, a serialization failure, a deadlock and a
- * violation of our own exclusion constraint come back as an outcome; any
- * other error is re-thrown unchanged, because it is a real bug.
+ * plpy_spi.c) and keeps its work only when fn returns true; false rolls the
+ * subtransaction back, releasing any row lock fn took on its way.  A lock
+ * timeout, a serialization failure, a deadlock and a violation of our own
+ * exclusion constraint come back as an outcome; any other error is
+ * re-thrown unchanged, because it is a real bug.
  */
 BookingGuardOutcome
-BookingRunGuarded(BookingGuardedFn fn, void *arg)
+BookingRunGuardedTry(BookingTryFn fn, void *arg, bool *kept)
 {
 	MemoryContext oldcontext = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
 	volatile BookingGuardOutcome outcome = BOOKING_GUARD_DONE;
+	volatile bool keep = false;
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(oldcontext);
 
 	PG_TRY();
 	{
-		fn(arg);
-		ReleaseCurrentSubTransaction();
+		keep = fn(arg);
+		if (keep)
+			ReleaseCurrentSubTransaction();
+		else
+			RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcontext);
 		CurrentResourceOwner = oldowner;
 	}
@@ -191,7 +197,12 @@ BookingRunGuarded(BookingGuardedFn fn, void *arg)
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcontext);
 		CurrentResourceOwner = oldowner;
+		keep = false;
 
+		ereport(DEBUG1,
+				(errmsg_internal("booking: caught %s: %s",
+								 unpack_sql_state(edata->sqlerrcode), edata->message),
+				 edata->detail ? errdetail_internal("%s", edata->detail) : 0));
 		switch (edata->sqlerrcode)
 		{
 			case ERRCODE_LOCK_NOT_AVAILABLE:
@@ -219,5 +230,31 @@ BookingRunGuarded(BookingGuardedFn fn, void *arg)
 	}
 	PG_END_TRY();
 
+	if (kept)
+		*kept = keep;
 	return outcome;
+}
+
+typedef struct KeepAll
+{
+	BookingGuardedFn fn;
+	void	   *arg;
+} KeepAll;
+
+static bool
+RunKeepAll(void *arg)
+{
+	KeepAll    *k = (KeepAll *) arg;
+
+	k->fn(k->arg);
+	return true;
+}
+
+/* BookingRunGuardedTry for a fn whose work is always kept */
+BookingGuardOutcome
+BookingRunGuarded(BookingGuardedFn fn, void *arg)
+{
+	KeepAll		k = {fn, arg};
+
+	return BookingRunGuardedTry(RunKeepAll, &k, NULL);
 }

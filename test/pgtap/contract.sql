@@ -2,7 +2,7 @@
 -- argument names, defaults, return types, volatility and security settings.
 -- Run by pg_prove against a database with pgtap and booking installed.
 BEGIN;
-SELECT plan(121);
+SELECT plan(128);
 
 ------------------------------------------------------------------------------
 -- schema and types
@@ -73,7 +73,7 @@ SELECT has_table('booking', 'idempotency_keys', 'table booking.idempotency_keys 
 SELECT functions_are('booking', ARRAY[
     'create_resource', 'set_capacity', 'seats_left', 'reserve_seat', 'reserve_stay',
     'reserve_stays', 'reserve_stay_any', 'free_slots', 'confirm', 'cancel',
-    'extend_hold', 'hold_expire'],
+    'extend_hold', 'hold_expire', 'set_stripes'],
     'schema booking holds exactly the functions of the contract');
 
 CREATE TEMP TABLE contract_fn (name text, args text, identity text, returns text, vol text)
@@ -114,31 +114,34 @@ INSERT INTO contract_fn VALUES
   'bigint, interval', 'booking.result', 'volatile'),
  ('hold_expire',
   'batch integer DEFAULT 1000',
-  'integer', 'bigint', 'volatile');
+  'integer', 'bigint', 'volatile'),
+ ('set_stripes',
+  'resource bigint, stripes integer',
+  'bigint, integer', 'booking.result', 'volatile');
 
--- each function exists with exactly these argument types (12)
+-- each function exists with exactly these argument types (13)
 SELECT ok(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity)) IS NOT NULL,
           format('function booking.%s(%s) exists', name, identity))
   FROM contract_fn ORDER BY name;
 
--- exact argument names and defaults (12)
+-- exact argument names and defaults (13)
 SELECT is(pg_catalog.pg_get_function_arguments(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity))),
           args, format('booking.%s has the arguments (%s)', name, args))
   FROM contract_fn ORDER BY name;
 
--- return types (12)
+-- return types (13)
 SELECT is(pg_catalog.pg_get_function_result(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity))),
           returns, format('booking.%s returns %s', name, returns))
   FROM contract_fn ORDER BY name;
 
--- volatility (12)
+-- volatility (13)
 SELECT is(CASE p.provolatile WHEN 'v' THEN 'volatile' WHEN 's' THEN 'stable' WHEN 'i' THEN 'immutable' END,
           f.vol, format('booking.%s is %s', f.name, f.vol))
   FROM contract_fn f
   LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
  ORDER BY f.name;
 
--- explicit NULL for an argument means its default: no function may be STRICT (12)
+-- explicit NULL for an argument means its default: no function may be STRICT (13)
 SELECT is(p.proisstrict, false, format('booking.%s is not STRICT (NULL means the default)', f.name))
   FROM contract_fn f
   LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
@@ -150,7 +153,7 @@ SELECT is(p.prosecdef, true, format('booking.%s is SECURITY DEFINER', f.name))
   LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
  ORDER BY f.name;
 
--- ... with a pinned search_path (12)
+-- ... with a pinned search_path (13)
 SELECT is(p.proconfig, ARRAY['search_path=pg_catalog, pg_temp'],
           format('booking.%s pins search_path = pg_catalog, pg_temp', f.name))
   FROM contract_fn f

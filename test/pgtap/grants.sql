@@ -4,7 +4,7 @@
 -- idempotency results; a role without EXECUTE cannot call anything, because
 -- no function is executable by PUBLIC.
 BEGIN;
-SELECT plan(54);
+SELECT plan(58);
 
 SET LOCAL TimeZone = 'UTC';
 
@@ -80,6 +80,12 @@ SELECT is(row(r.code, r.http_status), row('ok'::text, 200), 'app: set_capacity')
                             (SELECT version FROM booking.resources WHERE name = 'tap seats')) r;
 SELECT is(booking.seats_left((SELECT id FROM booking.resources WHERE name = 'tap seats')), 17,
           'app: seats_left after set_capacity');
+SELECT is(row(r.code, r.http_status), row('ok'::text, 200), 'app: set_stripes')
+  FROM booking.set_stripes((SELECT id FROM booking.resources WHERE name = 'tap seats'), 4) r;
+SELECT is(row(r.code, r.http_status), row('ok'::text, 201), 'app: reserve_seat on a striped resource')
+  FROM booking.reserve_seat((SELECT id FROM booking.resources WHERE name = 'tap seats'), 'stripe', 2) r;
+SELECT is(booking.seats_left((SELECT id FROM booking.resources WHERE name = 'tap seats')), 15,
+          'app: seats_left of a striped resource');
 
 -- idempotency keys work for the role (the key row is written on its behalf)
 SELECT is(row(r.code, r.http_status, r.replayed), row('ok'::text, 201, false), 'app: reserve_seat with a key')
@@ -146,8 +152,8 @@ SELECT throws_ok($$SELECT pg_catalog.nextval('booking.bookings_id_seq')$$,
 
 RESET ROLE;
 SELECT is((SELECT pg_catalog.count(*) FROM booking.bookings b JOIN booking.resources r ON r.id = b.resource_id
-            WHERE r.name LIKE 'tap %'), 7::bigint,
-          'the role''s calls wrote exactly the 7 bookings of the API calls');
+            WHERE r.name LIKE 'tap %'), 8::bigint,
+          'the role''s calls wrote exactly the 8 bookings of the API calls');
 SELECT is((SELECT pg_catalog.count(*) FROM booking.idempotency_keys WHERE key = 'tap-grants-key-1'), 1::bigint,
           'the role''s keyed call stored its key');
 
@@ -178,6 +184,8 @@ SELECT throws_ok($$SELECT booking.hold_expire()$$,
     '42501', 'permission denied for function hold_expire', 'nobody: hold_expire refused');
 SELECT throws_ok($$SELECT booking.set_capacity(1, 5, 1)$$,
     '42501', 'permission denied for function set_capacity', 'nobody: set_capacity refused');
+SELECT throws_ok($$SELECT booking.set_stripes(1, 4)$$,
+    '42501', 'permission denied for function set_stripes', 'nobody: set_stripes refused');
 SELECT throws_ok($$SELECT booking.seats_left(1)$$,
     '42501', 'permission denied for function seats_left', 'nobody: seats_left refused');
 

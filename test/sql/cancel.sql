@@ -3,7 +3,7 @@
 --
 SET TimeZone = 'UTC';
 SET DateStyle = 'ISO, YMD';
-TRUNCATE booking.bookings, booking.resources, booking.idempotency_keys RESTART IDENTITY;
+TRUNCATE booking.bookings, booking.resource_stripes, booking.resources, booking.idempotency_keys RESTART IDENTITY;
 
 SELECT booking.create_resource('seats', 2);   -- 1
 SELECT booking.create_resource('room', 1);    -- 2

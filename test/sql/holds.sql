@@ -7,7 +7,7 @@
 --
 SET TimeZone = 'UTC';
 SET DateStyle = 'ISO, YMD';
-TRUNCATE booking.bookings, booking.resources, booking.idempotency_keys RESTART IDENTITY;
+TRUNCATE booking.bookings, booking.resource_stripes, booking.resources, booking.idempotency_keys RESTART IDENTITY;
 
 SELECT booking.create_resource('lifecycle', 100);     -- 1
 SELECT booking.create_resource('stay room');          -- 2

@@ -3,7 +3,7 @@
 --
 SET TimeZone = 'UTC';
 SET DateStyle = 'ISO, YMD';
-TRUNCATE booking.bookings, booking.resources, booking.idempotency_keys RESTART IDENTITY;
+TRUNCATE booking.bookings, booking.resource_stripes, booking.resources, booking.idempotency_keys RESTART IDENTITY;
 
 SELECT booking.create_resource('doubles', 0);          -- 1: the pool
 SELECT booking.create_resource('double A', 1, 1);      -- 2

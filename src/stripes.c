@@ -1,0 +1,380 @@
+/*
+ * stripes.c
+ *	  Hot inventory: booking.set_stripes and the striped path of reserve_seat.
+ *
+ *	  One counter row caps a flash sale at one commit at a time: its row lock
+ *	  is held until the commit's WAL flush.  A striped resource keeps its free
+ *	  seats in N rows of booking.resource_stripes instead, so N buyers hold N
+ *	  row locks and commit in parallel.  A buyer takes one stripe that can
+ *	  serve the whole quantity with SKIP LOCKED, starting at a stripe picked
+ *	  by its process id so that concurrent buyers spread out.  When no
+ *	  unlocked stripe can, the buyer takes the slow path: the resource row,
+ *	  then every stripe in ascending order (waiting, bounded by lock_timeout),
+ *	  and decides on the total, so sold_out never comes from stripes that
+ *	  merely were locked.  The slow path also reclaims lapsed holds and
+ *	  spreads the free seats evenly again, which is the rebalancing.
+ *
+ *	  Invariant: capacity - sum(free) = the seats of pending and confirmed
+ *	  bookings (lapsed holds included until reclaimed), as resources.taken is
+ *	  for a resource with one counter row.
+ *
+ *	  Locks: the fast path holds one stripe and waits for nothing.  All else
+ *	  takes the resource row, then stripes in ascending order, then booking
+ *	  rows: the order of the rest of the extension.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "booking.h"
+
+PG_FUNCTION_INFO_V1(booking_set_stripes);
+
+#define BOOKING_MAX_STRIPES 64
+
+/* spread concurrent buyers: each starts at its own stripe */
+#define STRIPE_ORDER "ORDER BY (stripe OPERATOR(pg_catalog.+) $3) OPERATOR(pg_catalog.%) $4"
+
+static BookingPlan take_one_plan = {
+	"WITH c AS MATERIALIZED (SELECT stripe FROM booking.resource_stripes "
+	"WHERE resource_id OPERATOR(pg_catalog.=) $1 AND free OPERATOR(pg_catalog.>=) $2 "
+	STRIPE_ORDER " LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED) "
+	"UPDATE booking.resource_stripes s SET free = s.free OPERATOR(pg_catalog.-) $2 FROM c "
+	"WHERE s.resource_id OPERATOR(pg_catalog.=) $1 AND s.stripe OPERATOR(pg_catalog.=) c.stripe "
+	"RETURNING s.stripe",
+	4, {INT8OID, INT4OID, INT4OID, INT4OID}
+};
+static BookingPlan take_wait_plan = {
+	"UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.-) $2 "
+	"WHERE resource_id OPERATOR(pg_catalog.=) $1 "
+	"AND stripe OPERATOR(pg_catalog.=) ($3 OPERATOR(pg_catalog.%) $4) "
+	"AND free OPERATOR(pg_catalog.>=) $2 RETURNING stripe",
+	4, {INT8OID, INT4OID, INT4OID, INT4OID}
+};
+static BookingPlan lock_one_plan = {
+	"SELECT stripe FROM booking.resource_stripes WHERE resource_id OPERATOR(pg_catalog.=) $1 "
+	"ORDER BY (stripe OPERATOR(pg_catalog.+) $2) OPERATOR(pg_catalog.%) $3 "
+	"LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED",
+	3, {INT8OID, INT4OID, INT4OID}
+};
+static BookingPlan wait_one_plan = {
+	"SELECT stripe FROM booking.resource_stripes WHERE resource_id OPERATOR(pg_catalog.=) $1 "
+	"ORDER BY stripe LIMIT 1 FOR NO KEY UPDATE",
+	1, {INT8OID}
+};
+static BookingPlan add_plan = {
+	"UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.+) $3 "
+	"WHERE resource_id OPERATOR(pg_catalog.=) $1 AND stripe OPERATOR(pg_catalog.=) $2",
+	3, {INT8OID, INT4OID, INT4OID}
+};
+static BookingPlan lock_all_plan = {
+	"SELECT free FROM booking.resource_stripes WHERE resource_id OPERATOR(pg_catalog.=) $1 "
+	"ORDER BY stripe FOR NO KEY UPDATE",
+	1, {INT8OID}
+};
+static BookingPlan spread_plan = {
+	"UPDATE booking.resource_stripes SET free = CAST(($2 OPERATOR(pg_catalog./) $3) "
+	"OPERATOR(pg_catalog.+) (CASE WHEN stripe OPERATOR(pg_catalog.<) ($2 OPERATOR(pg_catalog.%) $3) "
+	"THEN 1 ELSE 0 END) AS pg_catalog.int4) WHERE resource_id OPERATOR(pg_catalog.=) $1",
+	3, {INT8OID, INT8OID, INT4OID}
+};
+static BookingPlan drop_stripes_plan = {
+	"DELETE FROM booking.resource_stripes WHERE resource_id OPERATOR(pg_catalog.=) $1",
+	1, {INT8OID}
+};
+static BookingPlan make_stripes_plan = {
+	"INSERT INTO booking.resource_stripes (resource_id, stripe, free) "
+	"SELECT $1, s, 0 FROM pg_catalog.generate_series(0, $2 OPERATOR(pg_catalog.-) 1) AS s",
+	2, {INT8OID, INT4OID}
+};
+static BookingPlan set_layout_plan = {
+	"UPDATE booking.resources SET stripes = $2, taken = $3 WHERE id OPERATOR(pg_catalog.=) $1",
+	3, {INT8OID, INT4OID, INT4OID}
+};
+
+static int32
+StripeOffset(int32 stripes)
+{
+	return (int32) (MyProcPid % Max(stripes, 1));
+}
+
+typedef struct TakeOneArgs
+{
+	BookingPlan *plan;
+	Datum		values[4];
+} TakeOneArgs;
+
+static bool
+RunTakeOne(void *arg)
+{
+	TakeOneArgs *ta = (TakeOneArgs *) arg;
+
+	return BookingExecute(ta->plan, ta->values, NULL, false, 1) == 1;
+}
+
+/*
+ * Takes quantity from one stripe: first any unlocked stripe that has it,
+ * then, if the caller may wait, the stripe at the caller's own offset.
+ * Returns BOOKING_LOCKED when the seats were taken, BOOKING_LOCK_NOT_FOUND
+ * when no single stripe could serve them (the slow path decides), or busy.
+ *
+ * Each attempt runs in a subtransaction that is rolled back when nothing was
+ * taken.  A row lock is taken before the "free >= quantity" recheck on the
+ * row's latest version, and a row that fails the recheck stays locked; a
+ * buyer going on to the slow path with such a lock would wait for the
+ * resource row while the slow path's owner waits for that stripe.
+ */
+BookingLockOutcome
+BookingStripesTakeFast(int64 resource, int32 quantity, int32 stripes, int timeout_ms)
+{
+	TakeOneArgs ta;
+	bool		taken = false;
+	BookingGuardOutcome outcome;
+	int			nestlevel;
+
+	ta.plan = &take_one_plan;
+	ta.values[0] = Int64GetDatum(resource);
+	ta.values[1] = Int32GetDatum(quantity);
+	ta.values[2] = Int32GetDatum(StripeOffset(stripes));
+	ta.values[3] = Int32GetDatum(Max(stripes, 1));
+	outcome = BookingRunGuardedTry(RunTakeOne, &ta, &taken);
+	if (outcome == BOOKING_GUARD_DONE && taken)
+		return BOOKING_LOCKED;
+	if (outcome != BOOKING_GUARD_DONE)
+		return outcome == BOOKING_GUARD_BUSY ? BOOKING_LOCK_BUSY : BOOKING_LOCK_RETRY;
+	if (timeout_ms == 0)
+		return BOOKING_LOCK_NOT_FOUND;
+
+	/* every stripe that has the seats is held: queue on our own stripe */
+	ta.plan = &take_wait_plan;
+	nestlevel = BookingPushLockTimeout(timeout_ms);
+	outcome = BookingRunGuardedTry(RunTakeOne, &ta, &taken);
+	BookingPopLockTimeout(nestlevel);
+	if (outcome == BOOKING_GUARD_DONE)
+		return taken ? BOOKING_LOCKED : BOOKING_LOCK_NOT_FOUND;
+	return outcome == BOOKING_GUARD_BUSY ? BOOKING_LOCK_BUSY : BOOKING_LOCK_RETRY;
+}
+
+typedef struct LockAllArgs
+{
+	int64		resource;
+	int64		free;
+} LockAllArgs;
+
+static void
+RunLockAll(void *arg)
+{
+	LockAllArgs *la = (LockAllArgs *) arg;
+	Datum		values[1] = {Int64GetDatum(la->resource)};
+	int			n = BookingExecute(&lock_all_plan, values, NULL, false, 0);
+
+	la->free = 0;
+	for (int i = 0; i < n; i++)
+		la->free += BookingGetInt32(i, 1, NULL);
+}
+
+/* Locks every stripe in ascending order; returns their free seats. */
+int64
+BookingStripesLockAll(int64 resource, int timeout_ms, BookingLockOutcome *outcome)
+{
+	LockAllArgs la = {resource, 0};
+
+	/* the caller holds the resource row: only fast-path buyers hold stripes */
+	*outcome = BookingWaitGuarded(RunLockAll, &la, Max(timeout_ms, 1));
+	return la.free;
+}
+
+/* Sets the stripes' free seats to an even split of free (all locked). */
+void
+BookingStripesSpread(int64 resource, int32 stripes, int64 free)
+{
+	Datum		values[3] = {Int64GetDatum(resource), Int64GetDatum(free), Int32GetDatum(stripes)};
+
+	(void) BookingExecute(&spread_plan, values, NULL, false, 0);
+}
+
+/*
+ * The slow path, with the resource row r locked: every stripe, then the
+ * decision on the total.
+ */
+BookingStripeTake
+BookingStripesTakeLocked(BookingResource *r, int32 quantity, int timeout_ms,
+						 TimestampTz now, int64 *free_left)
+{
+	BookingLockOutcome outcome;
+	int64		free;
+	int32		reclaimed = 0;
+
+	free = BookingStripesLockAll(r->id, timeout_ms, &outcome);
+	if (outcome == BOOKING_LOCK_BUSY)
+		return BOOKING_STRIPE_BUSY;
+	if (outcome != BOOKING_LOCKED)
+		return BOOKING_STRIPE_RETRY;
+
+	if (free < quantity)
+	{
+		reclaimed = BookingReclaimLapsedSeats(r->id, now);
+		free += reclaimed;
+	}
+	if (free < quantity)
+	{
+		if (reclaimed > 0)
+			BookingStripesSpread(r->id, r->stripes, free);
+		*free_left = free;
+		return BOOKING_STRIPE_SOLD_OUT;
+	}
+	BookingStripesSpread(r->id, r->stripes, free - quantity);
+	*free_left = free - quantity;
+	return BOOKING_STRIPE_TAKEN;
+}
+
+typedef struct WaitOneArgs
+{
+	int64		resource;
+	bool		found;
+	int32		stripe;
+} WaitOneArgs;
+
+static void
+RunWaitOne(void *arg)
+{
+	WaitOneArgs *wa = (WaitOneArgs *) arg;
+	Datum		values[1] = {Int64GetDatum(wa->resource)};
+
+	wa->found = BookingExecute(&wait_one_plan, values, NULL, false, 1) == 1;
+	if (wa->found)
+		wa->stripe = BookingGetInt32(0, 1, NULL);
+}
+
+/*
+ * Locks one stripe to give seats back to: any unlocked one, else waits for
+ * the first (timeout 0: busy).  The caller holds the resource row.
+ */
+BookingLockOutcome
+BookingStripesLockOne(int64 resource, int32 stripes, int timeout_ms, int32 *stripe)
+{
+	Datum		values[3];
+	WaitOneArgs wa = {resource, false, 0};
+	BookingLockOutcome outcome;
+
+	values[0] = Int64GetDatum(resource);
+	values[1] = Int32GetDatum(StripeOffset(stripes));
+	values[2] = Int32GetDatum(Max(stripes, 1));
+	if (BookingExecute(&lock_one_plan, values, NULL, false, 1) == 1)
+	{
+		*stripe = BookingGetInt32(0, 1, NULL);
+		return BOOKING_LOCKED;
+	}
+	if (timeout_ms == 0)
+		return BOOKING_LOCK_BUSY;
+	outcome = BookingWaitGuarded(RunWaitOne, &wa, timeout_ms);
+	if (outcome == BOOKING_LOCKED && !wa.found)
+		elog(ERROR, "striped resource %lld has no stripes", (long long) resource);
+	*stripe = wa.stripe;
+	return outcome;
+}
+
+/* Gives seats back to a stripe the caller has locked. */
+void
+BookingStripeAdd(int64 resource, int32 stripe, int32 seats)
+{
+	Datum		values[3] = {Int64GetDatum(resource), Int32GetDatum(stripe), Int32GetDatum(seats)};
+
+	(void) BookingExecute(&add_plan, values, NULL, false, 0);
+}
+
+typedef struct StripesRequest
+{
+	int64		resource;
+	int32		stripes;
+} StripesRequest;
+
+static void
+SetStripesBody(void *state, BookingResult *res)
+{
+	StripesRequest *req = (StripesRequest *) state;
+	BookingResource r;
+	BookingLockOutcome outcome;
+	int64		free;
+	Datum		values[3];
+
+	outcome = BookingLockResource(req->resource, booking_lock_timeout_ms, &r);
+	if (outcome != BOOKING_LOCKED)
+	{
+		BookingSetLockOutcome(res, outcome, req->resource);
+		return;
+	}
+	if (r.stripes > 1)
+	{
+		free = BookingStripesLockAll(req->resource, booking_lock_timeout_ms, &outcome);
+		if (outcome != BOOKING_LOCKED)
+		{
+			BookingSetLockOutcome(res, outcome, req->resource);
+			return;
+		}
+	}
+	else
+		free = (int64) r.capacity - r.taken;
+
+	values[0] = Int64GetDatum(req->resource);
+	(void) BookingExecute(&drop_stripes_plan, values, NULL, false, 0);
+	values[1] = Int32GetDatum(req->stripes);
+	if (req->stripes > 1)
+	{
+		(void) BookingExecute(&make_stripes_plan, values, NULL, false, 0);
+		BookingStripesSpread(req->resource, req->stripes, free);
+		values[2] = Int32GetDatum(0);
+	}
+	else
+		values[2] = Int32GetDatum((int32) (r.capacity - free));
+	(void) BookingExecute(&set_layout_plan, values, NULL, false, 0);
+
+	if (req->stripes > 1)
+		BookingSetResult(res, BOOKING_DONE, -1,
+						 "Resource %lld now sells its %lld free seats from %d stripes.",
+						 (long long) req->resource, (long long) free, req->stripes);
+	else
+		BookingSetResult(res, BOOKING_DONE, -1,
+						 "Resource %lld now sells its %lld free seats from one counter row.",
+						 (long long) req->resource, (long long) free);
+}
+
+/*
+ * set_stripes(resource, stripes): 2..64 stripes, or 0/1 for one counter row
+ */
+Datum
+booking_set_stripes(PG_FUNCTION_ARGS)
+{
+	StripesRequest req;
+	BookingCall call;
+	BookingResult res;
+
+	req.resource = BookingArgId(fcinfo, 0, "resource");
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("stripes must not be null")));
+	req.stripes = PG_GETARG_INT32(1);
+	if (req.stripes < 0 || req.stripes > BOOKING_MAX_STRIPES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("stripes must be between 0 and %d", BOOKING_MAX_STRIPES),
+				 errdetail("The stripes given are %d.", req.stripes)));
+
+	memset(&call, 0, sizeof(call));
+	call.timeout_ms = booking_lock_timeout_ms;
+	call.resource = req.resource;
+	call.now = GetCurrentTimestamp();
+	call.body = SetStripesBody;
+	call.state = &req;
+
+	SPI_connect();
+	BookingRunCall(&call, &res);
+	SPI_finish();
+
+	PG_RETURN_DATUM(BookingResultDatum(fcinfo, &res));
+}
