@@ -51,6 +51,14 @@ for t in test/stress/*.sh; do
 	if bash "$t"; then passed=$((passed + 1)); else echo "FAILED: $t"; failed=$((failed + 1)); fi
 done
 
+echo "== upgrade path, META.json, client examples"
+# test/upgrade/*.sh: ALTER EXTENSION UPDATE from the previous version, and the
+# PGXN metadata; examples/*/test.sh: the Python and Node HTTP services
+for t in test/upgrade/*.sh examples/*/test.sh; do
+	echo "-- $t"
+	if bash "$t"; then passed=$((passed + 1)); else echo "FAILED: $t"; failed=$((failed + 1)); fi
+done
+
 rm -f "$log"
 booking_cluster_stop
 echo

@@ -49,19 +49,21 @@ FROM pg_proc p
 WHERE p.pronamespace = 'booking'::regnamespace
 ORDER BY p.proname;
 
--- GUCs and their defaults (the library is loaded by CREATE EXTENSION)
-SHOW booking.lock_timeout;
-SHOW booking.idempotency_retention;
-SHOW booking.expire_interval;
+-- GUCs and their built-in defaults (the library is loaded by CREATE
+-- EXTENSION); boot_val, so a server that sets them still passes
+SELECT name, boot_val, unit FROM pg_catalog.pg_settings
+WHERE name IN ('booking.lock_timeout', 'booking.idempotency_retention', 'booking.expire_interval')
+ORDER BY name;
 
 --
 -- helpers for the other files
 --
 
--- a second session, to hold a lock while this one calls (busy, retry)
+-- a second session, to hold a lock while this one calls (busy, retry), in
+-- UTC like this session whatever the server's timezone
 CREATE EXTENSION dblink;
 CREATE FUNCTION public.peer_open() RETURNS text LANGUAGE sql AS $$
-    SELECT public.dblink_connect('peer', pg_catalog.format('host=%s port=%s dbname=%s user=%s',
+    SELECT public.dblink_connect('peer', pg_catalog.format('host=%s port=%s dbname=%s user=%s options=''-c TimeZone=UTC''',
         pg_catalog.split_part(pg_catalog.current_setting('unix_socket_directories'), ',', 1),
         pg_catalog.current_setting('port'), pg_catalog.current_database(), current_user))
 $$;
