@@ -73,13 +73,16 @@ static BookingPlan striped_peek_plan = {
 };
 
 /*
- * Lock without waiting and take the seats in one statement: no row means
- * another transaction holds the lock; a NULL third column means we hold the
- * lock but the seats are short.
+ * Lock without waiting and take the seats in one statement.  The row is
+ * locked only when the seats looked there, so a refusal takes no lock (and
+ * no commit flush).  No row: another transaction holds the lock, the seats
+ * looked short, or the resource is striped or unknown.  A NULL third column:
+ * we hold the lock but the seats were gone by then.
  */
 static BookingPlan take_now_plan = {
 	"WITH l AS (SELECT id, capacity, taken FROM booking.resources "
 	"WHERE id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 "
+	"AND taken OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
 	"FOR NO KEY UPDATE SKIP LOCKED), "
 	"u AS (UPDATE booking.resources r SET taken = l.taken OPERATOR(pg_catalog.+) $2 FROM l "
 	"WHERE r.id OPERATOR(pg_catalog.=) l.id "
@@ -100,6 +103,7 @@ typedef enum TakeOutcome
 {
 	SEATS_TAKEN,
 	SEATS_SHORT,
+	SEATS_ELSEWHERE,
 	SEATS_BUSY,
 	SEATS_RETRY
 } TakeOutcome;
@@ -154,30 +158,35 @@ RunTakeWait(void *arg)
 }
 
 /*
- * Takes the seats with one conditional UPDATE of the resource row, so the
- * row lock is held from the decision to the commit and no longer.  Tries
- * first without waiting; waits (bounded, in a guarded subtransaction) only
- * when another transaction holds the row.
+ * Locks the counter row without waiting and takes the seats in the same
+ * statement: SEATS_TAKEN, SEATS_SHORT (we hold the lock, the seats are not
+ * there), or SEATS_ELSEWHERE (another transaction holds the row, the seats
+ * looked short, or the resource is striped or unknown: the peek tells which).
  */
 static TakeOutcome
-TakeSeats(SeatRequest *req)
+TakeNow(SeatRequest *req)
 {
 	Datum		values[2] = {Int64GetDatum(req->resource), Int32GetDatum(req->quantity)};
-	TakeArgs	ta = {req->resource, req->quantity, false};
 	bool		isnull;
 
-	/* at SERIALIZABLE every read counts for SSI: go straight to the wait */
-	if (req->timeout_ms == 0 || !IsolationIsSerializable())
-	{
-		if (BookingExecute(&take_now_plan, values, NULL, false, 1) == 1)
-		{
-			(void) BookingGetInt32(0, 3, &isnull);
-			return isnull ? SEATS_SHORT : SEATS_TAKEN;
-		}
-		if (req->timeout_ms == 0)
-			return SEATS_BUSY;
-	}
+	if (BookingExecute(&take_now_plan, values, NULL, false, 1) == 0)
+		return SEATS_ELSEWHERE;
+	(void) BookingGetInt32(0, 3, &isnull);
+	return isnull ? SEATS_SHORT : SEATS_TAKEN;
+}
 
+/*
+ * The same conditional UPDATE, waiting for the row (bounded, in a guarded
+ * subtransaction at READ COMMITTED), so the row lock is held from the
+ * decision to the commit and no longer.
+ */
+static TakeOutcome
+TakeWaiting(SeatRequest *req)
+{
+	TakeArgs	ta = {req->resource, req->quantity, false};
+
+	if (req->timeout_ms == 0)
+		return SEATS_BUSY;
 	switch (BookingWaitGuarded(RunTakeWait, &ta, req->timeout_ms))
 	{
 		case BOOKING_LOCKED:
@@ -250,15 +259,16 @@ ReclaimAndTake(SeatRequest *req, BookingResult *res)
 	return true;
 }
 
-/* The one-counter-row path; false with res set when nothing was taken. */
+/* Acts on a take outcome; false with res set when nothing was taken. */
 static bool
-TakeFromCounter(SeatRequest *req, BookingResult *res)
+AfterTake(SeatRequest *req, TakeOutcome outcome, BookingResult *res)
 {
-	switch (TakeSeats(req))
+	switch (outcome)
 	{
 		case SEATS_TAKEN:
 			return true;
 		case SEATS_SHORT:
+		case SEATS_ELSEWHERE:
 			return ReclaimAndTake(req, res);
 		case SEATS_BUSY:
 			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource);
@@ -270,6 +280,80 @@ TakeFromCounter(SeatRequest *req, BookingResult *res)
 	return false;
 }
 
+/*
+ * Takes the seats; false with res set when it did not.  The common case is
+ * one statement: the counter row is free and has the seats.  Otherwise an
+ * unlocked peek at the latest committed state answers sold_out, not_found
+ * or "striped" without queueing behind the sale.  At SERIALIZABLE both the
+ * attempt without waiting and the peek are skipped: SSI would track them.
+ */
+static bool
+TakeSeats(SeatRequest *req, BookingResult *res)
+{
+	Datum		values[3];
+	int32		capacity;
+	int32		taken;
+	int32		stripes;
+	TakeOutcome outcome = SEATS_ELSEWHERE;
+	bool		serializable = IsolationIsSerializable();
+
+	if (!serializable || req->timeout_ms == 0)
+	{
+		outcome = TakeNow(req);
+		if (outcome != SEATS_ELSEWHERE)
+			return AfterTake(req, outcome, res);
+	}
+	if (serializable)
+		return AfterTake(req, req->timeout_ms == 0 ? SEATS_ELSEWHERE : TakeWaiting(req), res);
+
+	values[0] = Int64GetDatum(req->resource);
+	values[1] = TimestampTzGetDatum(req->now);
+	values[2] = Int32GetDatum(req->quantity);
+	if (BookingExecuteLatest(&peek_plan, values, NULL, 1) == 0)
+	{
+		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource);
+		return false;
+	}
+	capacity = BookingGetInt32(0, 1, NULL);
+	taken = BookingGetInt32(0, 2, NULL);
+	stripes = BookingGetInt32(0, 4, NULL);
+	if (stripes <= 1)
+	{
+		if ((int64) taken + req->quantity > capacity && !BookingGetBool(0, 3))
+		{
+			SetSoldOut(res, req, capacity, taken);
+			return false;
+		}
+		return AfterTake(req, TakeWaiting(req), res);
+	}
+
+	/* hot inventory */
+	if (!BookingGetBool(0, 5))
+	{
+		int32		free;
+
+		(void) BookingExecuteLatest(&striped_peek_plan, values, NULL, 1);
+		free = BookingGetInt32(0, 1, NULL);
+		if (free < req->quantity && !BookingGetBool(0, 2))
+		{
+			SetSoldOut(res, req, capacity, (int64) capacity - free);
+			return false;
+		}
+	}
+	switch (BookingStripesTakeFast(req->resource, req->quantity, stripes, req->timeout_ms))
+	{
+		case BOOKING_LOCKED:
+			return true;
+		case BOOKING_LOCK_NOT_FOUND:
+			return ReclaimAndTake(req, res);
+		case BOOKING_LOCK_BUSY:
+			return AfterTake(req, SEATS_BUSY, res);
+		case BOOKING_LOCK_RETRY:
+			break;
+	}
+	return AfterTake(req, SEATS_RETRY, res);
+}
+
 static void
 ReserveSeatBody(void *state, BookingResult *res)
 {
@@ -278,67 +362,8 @@ ReserveSeatBody(void *state, BookingResult *res)
 	char		nulls[6] = "      ";
 	TimestampTz expires_at = 0;
 	int64		booking_id;
-	int32		capacity;
-	int32		taken;
-	int32		stripes = 0;
 
-	/*
-	 * At SERIALIZABLE the peek would be one more read for SSI to track; the
-	 * conditional UPDATE alone decides there.
-	 */
-	if (!IsolationIsSerializable())
-	{
-		values[0] = Int64GetDatum(req->resource);
-		values[1] = TimestampTzGetDatum(req->now);
-		values[2] = Int32GetDatum(req->quantity);
-		if (BookingExecuteLatest(&peek_plan, values, NULL, 1) == 0)
-		{
-			BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource);
-			return;
-		}
-		capacity = BookingGetInt32(0, 1, NULL);
-		taken = BookingGetInt32(0, 2, NULL);
-		stripes = BookingGetInt32(0, 4, NULL);
-		if (stripes <= 1 && (int64) taken + req->quantity > capacity && !BookingGetBool(0, 3))
-		{
-			SetSoldOut(res, req, capacity, taken);
-			return;
-		}
-		if (stripes > 1 && !BookingGetBool(0, 5))
-		{
-			int32		free;
-
-			(void) BookingExecuteLatest(&striped_peek_plan, values, NULL, 1);
-			free = BookingGetInt32(0, 1, NULL);
-			if (free < req->quantity && !BookingGetBool(0, 2))
-			{
-				SetSoldOut(res, req, capacity, (int64) capacity - free);
-				return;
-			}
-		}
-	}
-
-	if (stripes > 1)
-	{
-		/* hot inventory: one stripe if one can serve, else the slow path */
-		BookingLockOutcome outcome = BookingStripesTakeFast(req->resource, req->quantity,
-															stripes, req->timeout_ms);
-
-		switch (outcome)
-		{
-			case BOOKING_LOCKED:
-				break;
-			case BOOKING_LOCK_NOT_FOUND:
-				if (!ReclaimAndTake(req, res))
-					return;
-				break;
-			case BOOKING_LOCK_BUSY:
-			case BOOKING_LOCK_RETRY:
-				BookingSetLockOutcome(res, outcome, req->resource);
-				return;
-		}
-	}
-	else if (!TakeFromCounter(req, res))
+	if (!TakeSeats(req, res))
 		return;
 
 	if (req->has_hold)
