@@ -6,6 +6,10 @@
 -- free seats, so concurrent buyers commit in parallel
 ALTER TABLE booking.resources
     ADD COLUMN stripes integer NOT NULL DEFAULT 0 CHECK (stripes >= 0 AND stripes <= 64);
+-- a striped resource's counter is its stripes: a write of taken (say, from a
+-- session still running an older library) fails loudly
+ALTER TABLE booking.resources
+    ADD CONSTRAINT resources_striped_taken CHECK (stripes <= 1 OR taken = 0);
 
 CREATE TABLE booking.resource_stripes (
     resource_id bigint NOT NULL REFERENCES booking.resources (id),

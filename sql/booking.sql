@@ -39,7 +39,10 @@ CREATE TABLE booking.resources (
     CONSTRAINT resources_taken_within_capacity CHECK (taken <= capacity),
     -- 0 or 1: the resource row is the one counter; N > 1: N stripe rows share
     -- the free seats, so concurrent buyers commit in parallel (taken stays 0)
-    stripes     integer NOT NULL DEFAULT 0 CHECK (stripes >= 0 AND stripes <= 64)
+    stripes     integer NOT NULL DEFAULT 0 CHECK (stripes >= 0 AND stripes <= 64),
+    -- a striped resource's counter is its stripes: a write of taken (say,
+    -- from a session still running an older library) fails loudly
+    CONSTRAINT resources_striped_taken CHECK (stripes <= 1 OR taken = 0)
 ) WITH (fillfactor = 50);   -- room for HOT updates of a hot counter row
 ALTER SEQUENCE booking.resources_id_seq OWNED BY booking.resources.id;
 CREATE INDEX resources_pool_idx ON booking.resources (pool_id, id) WHERE pool_id IS NOT NULL;

@@ -3,7 +3,9 @@
  *	  Declarations shared by the booking extension's C files.
  *
  * Lock order, everywhere: an idempotency key's advisory lock first, then
- * resource rows in ascending id order, then booking rows of those resources.
+ * resource rows in ascending id order, then the stripes of a striped resource
+ * in ascending order, then booking rows of those resources.  (A fast-path
+ * buyer of a striped resource holds one stripe and waits for nothing else.)
  * Every write to a booking row is made while holding its resource's row lock,
  * so a caller that holds a resource lock never waits for a booking row.
  */

@@ -5,7 +5,9 @@
  *
  *	  Requests with the same key are serialized by a transaction-level
  *	  advisory lock on a 64-bit hash of the key (taken before any resource
- *	  lock).  Holding it, the call looks the key up with the latest snapshot:
+ *	  lock).  Holding it, the call looks the key up in the latest committed
+ *	  rows (SnapshotSelf: key rows are never updated, and the read takes no
+ *	  SSI predicate lock):
  *	  a stored row is replayed (or refused as a mismatch); otherwise the call
  *	  does its work and stores the result in the caller's transaction, so a
  *	  rollback forgets the key too.  A second request that arrives while the

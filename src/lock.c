@@ -8,7 +8,8 @@
  *	  holds the row does the call wait, inside one internal subtransaction,
  *	  bounded by lock_timeout, so that a timeout becomes "busy" and a deadlock
  *	  "retry".  A call made thousands of times in one transaction therefore
- *	  piles up no subtransactions unless it really has to wait.
+ *	  piles up no subtransactions unless it really has to wait (a striped
+ *	  resource is the exception: stripes.c says why).
  *
  *	  At REPEATABLE READ and SERIALIZABLE the whole call already runs in one
  *	  guarded subtransaction (call.c), so here the statements just wait.

@@ -289,7 +289,10 @@ ReserveStaysBody(void *state, BookingResult *res)
 	values[6] = Int64GetDatum(first_id);
 	if (BookingExecute(&group_insert_plan, values, nulls, false, 0) != nelems)
 	{
-		/* only a writer that bypassed the API can get here: leave nothing */
+		/*
+		 * A conflict the skipped pre-checks did not see (SERIALIZABLE), or a
+		 * writer that bypassed the API: leave nothing behind.
+		 */
 		Datum		undo[1] = {Int64GetDatum(first_id)};
 
 		(void) BookingExecute(&group_undo_plan, undo, NULL, false, 0);

@@ -76,6 +76,11 @@ static BookingPlan lock_all_plan = {
 	"ORDER BY stripe FOR NO KEY UPDATE",
 	1, {INT8OID}
 };
+static BookingPlan lock_all_nowait_plan = {
+	"SELECT free FROM booking.resource_stripes WHERE resource_id OPERATOR(pg_catalog.=) $1 "
+	"ORDER BY stripe FOR NO KEY UPDATE NOWAIT",
+	1, {INT8OID}
+};
 static BookingPlan spread_plan = {
 	"UPDATE booking.resource_stripes SET free = CAST(($2 OPERATOR(pg_catalog./) $3) "
 	"OPERATOR(pg_catalog.+) (CASE WHEN stripe OPERATOR(pg_catalog.<) ($2 OPERATOR(pg_catalog.%) $3) "
@@ -162,6 +167,7 @@ BookingStripesTakeFast(int64 resource, int32 quantity, int32 stripes, int timeou
 typedef struct LockAllArgs
 {
 	int64		resource;
+	BookingPlan *plan;
 	int64		free;
 } LockAllArgs;
 
@@ -170,7 +176,7 @@ RunLockAll(void *arg)
 {
 	LockAllArgs *la = (LockAllArgs *) arg;
 	Datum		values[1] = {Int64GetDatum(la->resource)};
-	int			n = BookingExecute(&lock_all_plan, values, NULL, false, 0);
+	int			n = BookingExecute(la->plan, values, NULL, false, 0);
 
 	la->free = 0;
 	for (int i = 0; i < n; i++)
@@ -181,10 +187,31 @@ RunLockAll(void *arg)
 int64
 BookingStripesLockAll(int64 resource, int timeout_ms, BookingLockOutcome *outcome)
 {
-	LockAllArgs la = {resource, 0};
+	LockAllArgs la = {resource, &lock_all_plan, 0};
 
 	/* the caller holds the resource row: only fast-path buyers hold stripes */
-	*outcome = BookingWaitGuarded(RunLockAll, &la, Max(timeout_ms, 1));
+	if (timeout_ms > 0)
+	{
+		*outcome = BookingWaitGuarded(RunLockAll, &la, timeout_ms);
+		return la.free;
+	}
+
+	/* NOWAIT; under a snapshot isolation level the call frame's guard catches it */
+	la.plan = &lock_all_nowait_plan;
+	*outcome = BOOKING_LOCKED;
+	if (IsolationUsesXactSnapshot())
+		RunLockAll(&la);
+	else
+		switch (BookingRunGuarded(RunLockAll, &la))
+		{
+			case BOOKING_GUARD_DONE:
+				break;
+			case BOOKING_GUARD_BUSY:
+				*outcome = BOOKING_LOCK_BUSY;
+				break;
+			default:
+				*outcome = BOOKING_LOCK_RETRY;
+		}
 	return la.free;
 }
 
