@@ -4,18 +4,33 @@
 
 -- 0 or 1: the resource row is the one counter; N > 1: N stripe rows share the
 -- free seats, so concurrent buyers commit in parallel
+ALTER TABLE booking.resources ADD COLUMN stripes integer NOT NULL DEFAULT 0;
+
+-- one constraint per hot table, not several: the executor re-reads every
+-- CHECK of a table for each statement, and these rows are written by every
+-- sale.  The last term makes a write of taken on a striped resource (say,
+-- from a session still running an older library) fail loudly.
 ALTER TABLE booking.resources
-    ADD COLUMN stripes integer NOT NULL DEFAULT 0 CHECK (stripes >= 0 AND stripes <= 64);
--- a striped resource's counter is its stripes: a write of taken (say, from a
--- session still running an older library) fails loudly
-ALTER TABLE booking.resources
-    ADD CONSTRAINT resources_striped_taken CHECK (stripes <= 1 OR taken = 0);
+    DROP CONSTRAINT resources_capacity_check,
+    DROP CONSTRAINT resources_taken_check,
+    DROP CONSTRAINT resources_taken_within_capacity,
+    ADD CONSTRAINT resources_counter_check CHECK (capacity >= 0 AND taken >= 0
+        AND taken <= capacity AND stripes >= 0 AND stripes <= 64
+        AND (stripes <= 1 OR taken = 0));
+-- the API normalizes during to a non-empty [lower, upper) before it writes
+ALTER TABLE booking.bookings
+    DROP CONSTRAINT bookings_quantity_check,
+    DROP CONSTRAINT bookings_during_check,
+    DROP CONSTRAINT bookings_hold_check,
+    ADD CONSTRAINT bookings_row_check CHECK (quantity > 0
+        AND ((status = 'pending') = (expires_at IS NOT NULL) OR status IN ('cancelled', 'expired')));
 
 CREATE TABLE booking.resource_stripes (
     resource_id bigint NOT NULL REFERENCES booking.resources (id),
-    stripe      integer NOT NULL CHECK (stripe >= 0),
-    free        integer NOT NULL CHECK (free >= 0),
-    PRIMARY KEY (resource_id, stripe)
+    stripe      integer NOT NULL,
+    free        integer NOT NULL,
+    PRIMARY KEY (resource_id, stripe),
+    CONSTRAINT resource_stripes_check CHECK (stripe >= 0 AND free >= 0)
 ) WITH (fillfactor = 50);   -- room for HOT updates of hot counter rows
 COMMENT ON TABLE booking.resource_stripes IS
 'free seats of a striped resource, split over rows that buyers lock independently';
