@@ -27,9 +27,10 @@ ISOLATION = iso_last_seat iso_lock_timeout iso_cancel_reserve iso_stay_race \
 	iso_reserve_vs_expiry iso_confirm_newcomer iso_idempotency
 ISOLATION_OPTS = --inputdir=. --outputdir=test --load-extension=btree_gist --load-extension=booking
 
-sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
-	cp $< $@
-
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# after the include, so that plain `make` still builds `all`
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
+	cp $< $@

@@ -56,7 +56,7 @@ static BookingPlan insert_plan = {
 
 static BookingPlan peek_plan = {
 	"SELECT r.capacity, r.taken, CASE WHEN r.stripes OPERATOR(pg_catalog.<=) 1 "
-	"AND r.taken OPERATOR(pg_catalog.+) $3 OPERATOR(pg_catalog.>) r.capacity "
+	"AND CAST(r.taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $3 OPERATOR(pg_catalog.>) r.capacity "
 	"THEN " LAPSED_SEATS " ELSE false END, r.stripes, "
 	/* striped: is there a stripe that can serve the quantity alone? */
 	"r.stripes OPERATOR(pg_catalog.>) 1 AND EXISTS (SELECT 1 FROM booking.resource_stripes s "
@@ -82,11 +82,11 @@ static BookingPlan striped_peek_plan = {
 static BookingPlan take_now_plan = {
 	"WITH l AS (SELECT id, capacity, taken FROM booking.resources "
 	"WHERE id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 "
-	"AND taken OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
+	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
 	"FOR NO KEY UPDATE SKIP LOCKED), "
 	"u AS (UPDATE booking.resources r SET taken = l.taken OPERATOR(pg_catalog.+) $2 FROM l "
 	"WHERE r.id OPERATOR(pg_catalog.=) l.id "
-	"AND l.taken OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) l.capacity RETURNING r.taken) "
+	"AND CAST(l.taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) l.capacity RETURNING r.taken) "
 	"SELECT l.capacity, l.taken, (SELECT u.taken FROM u) FROM l",
 	2, {INT8OID, INT4OID}
 };
@@ -95,7 +95,7 @@ static BookingPlan take_now_plan = {
 static BookingPlan take_wait_plan = {
 	"UPDATE booking.resources SET taken = taken OPERATOR(pg_catalog.+) $2 "
 	"WHERE id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 "
-	"AND taken OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity RETURNING taken",
+	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity RETURNING taken",
 	2, {INT8OID, INT4OID}
 };
 

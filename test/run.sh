@@ -59,6 +59,15 @@ for t in test/upgrade/*.sh examples/*/test.sh; do
 	if bash "$t"; then passed=$((passed + 1)); else echo "FAILED: $t"; failed=$((failed + 1)); fi
 done
 
+echo "== reliability"
+# test/reliability/run.sh: crash recovery, dump and restore, hostile input,
+# least privilege, long transactions, sanitizers (BOOKING_SANITIZERS=0 skips
+# them); one PASS/FAIL line per script, counted here per script
+bash test/reliability/run.sh 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+count '^PASS: ' '^FAIL: '
+[ "$rc" -eq 0 ] || grep -q '^FAIL: ' "$log" || { echo "FAILED: test/reliability/run.sh (exit $rc)"; failed=$((failed + 1)); }
+
 rm -f "$log"
 booking_cluster_stop
 echo

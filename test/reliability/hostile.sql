@@ -1,0 +1,251 @@
+-- hostile.sql: bad calls to every function of the API, in a database set up
+-- by hostile_fixture.sql.  Each call must either raise a clear programmer
+-- error (the SQLSTATE given, and a message that begins with the argument's
+-- name) or return the documented result; nothing may crash the backend.
+-- Prints one "ok - ..." / "not ok - ..." line per call, then one line that
+-- checks every function of the extension was called.  {name} in a call is
+-- replaced by the id public.hostile_fixture holds under that name.
+--
+-- At SERIALIZABLE the friendly pre-checks are skipped (docs/concurrency.md),
+-- so a taken range is refused by the constraint: unavailable or just_taken.
+\set ON_ERROR_STOP 1
+SET client_min_messages = warning;
+SET TimeZone = 'UTC';
+
+CREATE TEMP TABLE hostile_case (
+    n           serial PRIMARY KEY,
+    fn          text NOT NULL,      -- the function aimed at
+    what        text NOT NULL,      -- what is wrong with the call
+    call        text NOT NULL,      -- a query returning one text value
+    want_state  text,               -- an error: its SQLSTATE ...
+    want_arg    text,               -- ... and the argument its message begins with
+    want_result text                -- or a result: a regular expression for the value
+);
+
+INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result) VALUES
+-- create_resource(name, capacity, pool, meta)
+('create_resource', 'name NULL', $$SELECT booking.create_resource(NULL)::text$$, '22004', 'name', NULL),
+('create_resource', 'name empty', $$SELECT booking.create_resource('')::text$$, '22023', 'name', NULL),
+('create_resource', 'name of 100 KB', $$SELECT booking.create_resource(repeat('n', 102400))::text$$, '22023', 'name', NULL),
+('create_resource', 'capacity -1', $$SELECT booking.create_resource('x', -1)::text$$, '22023', 'capacity', NULL),
+('create_resource', 'capacity -2^31', $$SELECT booking.create_resource('x', -2147483648)::text$$, '22023', 'capacity', NULL),
+('create_resource', 'capacity NULL (default), pool unknown (2^63-1)', $$SELECT booking.create_resource('x', NULL, 9223372036854775807)::text$$, '22023', 'pool', NULL),
+('create_resource', 'pool 0', $$SELECT booking.create_resource('x', 1, 0)::text$$, '22023', 'pool', NULL),
+('create_resource', 'pool -1, meta NULL (default)', $$SELECT booking.create_resource('x', 1, -1, NULL)::text$$, '22023', 'pool', NULL),
+('create_resource', 'meta NULL (default), capacity -1', $$SELECT booking.create_resource('x', -1, NULL, NULL)::text$$, '22023', 'capacity', NULL),
+-- set_capacity(resource, capacity, expected_version)
+('set_capacity', 'resource NULL', $$SELECT code FROM booking.set_capacity(NULL, 5, 1)$$, '22004', 'resource', NULL),
+('set_capacity', 'capacity NULL', $$SELECT code FROM booking.set_capacity({seat}, NULL, 1)$$, '22004', 'capacity', NULL),
+('set_capacity', 'expected_version NULL', $$SELECT code FROM booking.set_capacity({seat}, 5, NULL)$$, '22004', 'expected_version', NULL),
+('set_capacity', 'capacity -1', $$SELECT code FROM booking.set_capacity({seat}, -1, 1)$$, '22023', 'capacity', NULL),
+('set_capacity', 'capacity -2^31', $$SELECT code FROM booking.set_capacity({seat}, -2147483648, 1)$$, '22023', 'capacity', NULL),
+('set_capacity', 'capacity 2^31-1, stale version 0', $$SELECT code || ' ' || http_status FROM booking.set_capacity({seat}, 2147483647, 0)$$, NULL, NULL, '^version_conflict 409$'),
+('set_capacity', 'expected_version -2^63', $$SELECT code || ' ' || http_status FROM booking.set_capacity({seat}, 5, -9223372036854775808)$$, NULL, NULL, '^version_conflict 409$'),
+('set_capacity', 'unknown resource -1', $$SELECT code || ' ' || http_status FROM booking.set_capacity(-1, 5, 1)$$, NULL, NULL, '^not_found 404$'),
+('set_capacity', 'capacity 0 below the 3 seats taken', $$SELECT code || ' ' || http_status FROM booking.set_capacity({seat}, 0, 1)$$, NULL, NULL, '^capacity_below_taken 409$'),
+-- seats_left(resource)
+('seats_left', 'resource NULL', $$SELECT booking.seats_left(NULL)::text$$, '22004', 'resource', NULL),
+('seats_left', 'unknown resource 2^63-1', $$SELECT coalesce(booking.seats_left(9223372036854775807)::text, 'NULL')$$, NULL, NULL, '^NULL$'),
+('seats_left', 'unknown resource -2^63', $$SELECT coalesce(booking.seats_left(-9223372036854775808)::text, 'NULL')$$, NULL, NULL, '^NULL$'),
+-- reserve_seat(resource, guest, quantity, hold, idempotency_key, lock_timeout)
+('reserve_seat', 'resource NULL', $$SELECT code FROM booking.reserve_seat(NULL, 'g', 1)$$, '22004', 'resource', NULL),
+('reserve_seat', 'guest NULL', $$SELECT code FROM booking.reserve_seat({seat}, NULL, 1)$$, '22004', 'guest', NULL),
+('reserve_seat', 'quantity NULL', $$SELECT code FROM booking.reserve_seat({seat}, 'g', NULL)$$, '22004', 'quantity', NULL),
+('reserve_seat', 'hold, idempotency_key, lock_timeout NULL (defaults), unknown resource', $$SELECT code || ' ' || http_status FROM booking.reserve_seat(-1, 'g', 1, NULL, NULL, NULL)$$, NULL, NULL, '^not_found 404$'),
+('reserve_seat', 'guest empty', $$SELECT code FROM booking.reserve_seat({seat}, '', 1)$$, '22023', 'guest', NULL),
+('reserve_seat', 'guest of 100 KB', $$SELECT code FROM booking.reserve_seat({seat}, repeat('g', 102400), 1)$$, '22023', 'guest', NULL),
+('reserve_seat', 'quantity 0', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 0)$$, '22023', 'quantity', NULL),
+('reserve_seat', 'quantity -1', $$SELECT code FROM booking.reserve_seat({seat}, 'g', -1)$$, '22023', 'quantity', NULL),
+('reserve_seat', 'quantity -2^31', $$SELECT code FROM booking.reserve_seat({seat}, 'g', -2147483648)$$, '22023', 'quantity', NULL),
+('reserve_seat', 'quantity 2^31-1 on 10 seats, 3 taken', $$SELECT code || ' ' || http_status FROM booking.reserve_seat({seat}, 'g', 2147483647)$$, NULL, NULL, '^sold_out 409$'),
+('reserve_seat', 'quantity 2^31-1 on 2^31-1 seats, 1 taken', $$SELECT code || ' ' || http_status FROM booking.reserve_seat({big}, 'g', 2147483647)$$, NULL, NULL, '^sold_out 409$'),
+('reserve_seat', 'quantity 2^31-1, lock_timeout 0 (NOWAIT)', $$SELECT code || ' ' || http_status FROM booking.reserve_seat({big}, 'g', 2147483647, lock_timeout => '0')$$, NULL, NULL, '^sold_out 409$'),
+('reserve_seat', 'hold 0', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, hold => '0')$$, '22023', 'hold', NULL),
+('reserve_seat', 'hold -1 second', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, hold => '-1 second')$$, '22023', 'hold', NULL),
+('reserve_seat', 'hold 1 mon -30 days (zero)', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, hold => '1 mon -30 days')$$, '22023', 'hold', NULL),
+('reserve_seat', 'hold 3661 days', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, hold => '3661 days')$$, '22023', 'hold', NULL),
+('reserve_seat', 'hold 178,000,000 years', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, hold => '178000000 years')$$, '22023', 'hold', NULL),
+('reserve_seat', 'hold -178,000,000 years', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, hold => '-178000000 years')$$, '22023', 'hold', NULL),
+('reserve_seat', 'idempotency_key of 0 bytes', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, idempotency_key => '')$$, '22023', 'idempotency_key', NULL),
+('reserve_seat', 'idempotency_key of 100 KB', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, idempotency_key => repeat('k', 102400))$$, '22023', 'idempotency_key', NULL),
+('reserve_seat', 'idempotency_key of 256 bytes in 128 characters', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, idempotency_key => repeat('é', 128))$$, '22023', 'idempotency_key', NULL),
+('reserve_seat', 'lock_timeout -1 ms', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, lock_timeout => '-1 millisecond')$$, '22023', 'lock_timeout', NULL),
+('reserve_seat', 'lock_timeout 25 days (over 2^31-1 ms)', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, lock_timeout => '25 days')$$, '22023', 'lock_timeout', NULL),
+('reserve_seat', 'lock_timeout 178,000,000 years', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, lock_timeout => '178000000 years')$$, '22023', 'lock_timeout', NULL),
+('reserve_seat', 'unknown resource 0', $$SELECT code || ' ' || http_status FROM booking.reserve_seat(0, 'g', 1)$$, NULL, NULL, '^not_found 404$'),
+('reserve_seat', 'unknown resource -2^63', $$SELECT code || ' ' || http_status FROM booking.reserve_seat(-9223372036854775808, 'g', 1)$$, NULL, NULL, '^not_found 404$'),
+('reserve_seat', 'unknown resource 2^63-1', $$SELECT code || ' ' || http_status FROM booking.reserve_seat(9223372036854775807, 'g', 1)$$, NULL, NULL, '^not_found 404$'),
+-- reserve_stay(resource, guest, during, hold, idempotency_key, lock_timeout)
+('reserve_stay', 'resource NULL', $$SELECT code FROM booking.reserve_stay(NULL, 'g', '[2030-01-01, 2030-01-02)')$$, '22004', 'resource', NULL),
+('reserve_stay', 'guest NULL', $$SELECT code FROM booking.reserve_stay({room}, NULL, '[2030-01-01, 2030-01-02)')$$, '22004', 'guest', NULL),
+('reserve_stay', 'during NULL', $$SELECT code FROM booking.reserve_stay({room}, 'g', NULL)$$, '22004', 'during', NULL),
+('reserve_stay', 'hold, idempotency_key, lock_timeout NULL (defaults), unknown resource', $$SELECT code || ' ' || http_status FROM booking.reserve_stay(-1, 'g', '[2030-01-01, 2030-01-02)', NULL, NULL, NULL)$$, NULL, NULL, '^not_found 404$'),
+('reserve_stay', 'during empty', $$SELECT code FROM booking.reserve_stay({room}, 'g', 'empty')$$, '22023', 'during', NULL),
+('reserve_stay', 'during without an upper bound', $$SELECT code FROM booking.reserve_stay({room}, 'g', '[2030-01-01,)')$$, '22023', 'during', NULL),
+('reserve_stay', 'during without a lower bound', $$SELECT code FROM booking.reserve_stay({room}, 'g', '(,2030-01-01)')$$, '22023', 'during', NULL),
+('reserve_stay', 'during (,)', $$SELECT code FROM booking.reserve_stay({room}, 'g', '(,)')$$, '22023', 'during', NULL),
+('reserve_stay', 'during from -infinity', $$SELECT code FROM booking.reserve_stay({room}, 'g', '[-infinity, 2030-01-01)')$$, '22023', 'during', NULL),
+('reserve_stay', 'during to infinity', $$SELECT code FROM booking.reserve_stay({room}, 'g', '[2030-01-01, infinity)')$$, '22023', 'during', NULL),
+('reserve_stay', 'during [a,a] (one instant)', $$SELECT code FROM booking.reserve_stay({room}, 'g', '[2030-01-01, 2030-01-01]')$$, '22023', 'during', NULL),
+('reserve_stay', 'guest of 100 KB', $$SELECT code FROM booking.reserve_stay({room}, repeat('g', 102400), '[2030-01-01, 2030-01-02)')$$, '22023', 'guest', NULL),
+('reserve_stay', 'hold -1 day', $$SELECT code FROM booking.reserve_stay({room}, 'g', '[2030-01-01, 2030-01-02)', hold => '-1 day')$$, '22023', 'hold', NULL),
+('reserve_stay', 'idempotency_key of 0 bytes', $$SELECT code FROM booking.reserve_stay({room}, 'g', '[2030-01-01, 2030-01-02)', idempotency_key => '')$$, '22023', 'idempotency_key', NULL),
+('reserve_stay', 'lock_timeout -1 s', $$SELECT code FROM booking.reserve_stay({room}, 'g', '[2030-01-01, 2030-01-02)', lock_timeout => '-1 s')$$, '22023', 'lock_timeout', NULL),
+('reserve_stay', 'a range overlapping a confirmed stay', $$SELECT code || ' ' || http_status FROM booking.reserve_stay({room}, 'g', '[2030-06-03, 2030-06-05)')$$, NULL, NULL, '^(unavailable|just_taken) 409$'),
+('reserve_stay', 'a taken range just before the end of time', $$SELECT code || ' ' || http_status FROM booking.reserve_stay({room2}, 'g', '[294276-12-30 00:00+00, 294276-12-31 00:00+00)')$$, NULL, NULL, '^(unavailable|just_taken) 409$'),
+-- reserve_stays(resources, guest, during, hold, idempotency_key, lock_timeout)
+('reserve_stays', 'resources NULL', $$SELECT code FROM booking.reserve_stays(NULL, 'g', '[2030-01-01, 2030-01-02)')$$, '22004', 'resources', NULL),
+('reserve_stays', 'guest NULL', $$SELECT code FROM booking.reserve_stays(ARRAY[{g1}, {g2}], NULL, '[2030-01-01, 2030-01-02)')$$, '22004', 'guest', NULL),
+('reserve_stays', 'during NULL', $$SELECT code FROM booking.reserve_stays(ARRAY[{g1}, {g2}], 'g', NULL)$$, '22004', 'during', NULL),
+('reserve_stays', 'hold, idempotency_key, lock_timeout NULL (defaults), unknown resources', $$SELECT code || ' ' || http_status FROM booking.reserve_stays(ARRAY[-1, -2]::bigint[], 'g', '[2030-01-01, 2030-01-02)', NULL, NULL, NULL)$$, NULL, NULL, '^not_found 404$'),
+('reserve_stays', 'resources empty', $$SELECT code FROM booking.reserve_stays('{}', 'g', '[2030-01-01, 2030-01-02)')$$, '22023', 'resources', NULL),
+('reserve_stays', 'resources {NULL}', $$SELECT code FROM booking.reserve_stays('{NULL}', 'g', '[2030-01-01, 2030-01-02)')$$, '22004', 'resources', NULL),
+('reserve_stays', 'resources with a NULL element', $$SELECT code FROM booking.reserve_stays(ARRAY[{g1}, NULL], 'g', '[2030-01-01, 2030-01-02)')$$, '22004', 'resources', NULL),
+('reserve_stays', 'resources with a duplicate', $$SELECT code FROM booking.reserve_stays(ARRAY[{g1}, {g2}, {g1}], 'g', '[2030-01-01, 2030-01-02)')$$, '22023', 'resources', NULL),
+('reserve_stays', 'resources of 10,000 elements', $$SELECT code FROM booking.reserve_stays((SELECT array_agg(g::bigint) FROM generate_series(1, 10000) g), 'g', '[2030-01-01, 2030-01-02)')$$, '22023', 'resources', NULL),
+('reserve_stays', 'resources of 10,000 elements, with NULLs and duplicates', $$SELECT code FROM booking.reserve_stays((SELECT array_agg(CASE WHEN g % 7 = 0 THEN NULL ELSE g % 100 END::bigint) FROM generate_series(1, 10000) g), 'g', '[2030-01-01, 2030-01-02)')$$, '22023', 'resources', NULL),
+('reserve_stays', 'resources of 101 elements', $$SELECT code FROM booking.reserve_stays((SELECT array_agg(-g::bigint) FROM generate_series(1, 101) g), 'g', '[2030-01-01, 2030-01-02)')$$, '22023', 'resources', NULL),
+('reserve_stays', 'resources two-dimensional', $$SELECT code FROM booking.reserve_stays(ARRAY[[{g1}, {g2}], [-1, -2]], 'g', '[2030-01-01, 2030-01-02)')$$, '22023', 'resources', NULL),
+('reserve_stays', 'one known and one unknown resource', $$SELECT code || ' ' || http_status FROM booking.reserve_stays(ARRAY[{g1}, -5], 'g', '[2030-01-01, 2030-01-02)')$$, NULL, NULL, '^not_found 404$'),
+('reserve_stays', 'a group overlapping a confirmed stay', $$SELECT code || ' ' || http_status FROM booking.reserve_stays(ARRAY[{g1}, {room}], 'g', '[2030-06-02, 2030-06-03)')$$, NULL, NULL, '^(unavailable|just_taken) 409$'),
+('reserve_stays', 'a group on a taken range just before the end of time', $$SELECT code || ' ' || http_status FROM booking.reserve_stays(ARRAY[{g1}, {room2}], 'g', '[294276-12-30 00:00+00, 294276-12-31 00:00+00)')$$, NULL, NULL, '^(unavailable|just_taken) 409$'),
+('reserve_stays', 'during empty', $$SELECT code FROM booking.reserve_stays(ARRAY[{g1}, {g2}], 'g', 'empty')$$, '22023', 'during', NULL),
+('reserve_stays', 'during to infinity', $$SELECT code FROM booking.reserve_stays(ARRAY[{g1}, {g2}], 'g', '[2030-01-01, infinity]')$$, '22023', 'during', NULL),
+('reserve_stays', 'idempotency_key of 100 KB', $$SELECT code FROM booking.reserve_stays(ARRAY[{g1}, {g2}], 'g', '[2030-01-01, 2030-01-02)', idempotency_key => repeat('k', 102400))$$, '22023', 'idempotency_key', NULL),
+-- reserve_stay_any(pool, guest, during, hold, idempotency_key, lock_timeout)
+('reserve_stay_any', 'pool NULL', $$SELECT code FROM booking.reserve_stay_any(NULL, 'g', '[2030-01-01, 2030-01-02)')$$, '22004', 'pool', NULL),
+('reserve_stay_any', 'guest NULL', $$SELECT code FROM booking.reserve_stay_any({pool}, NULL, '[2030-01-01, 2030-01-02)')$$, '22004', 'guest', NULL),
+('reserve_stay_any', 'during NULL', $$SELECT code FROM booking.reserve_stay_any({pool}, 'g', NULL)$$, '22004', 'during', NULL),
+('reserve_stay_any', 'hold, idempotency_key, lock_timeout NULL (defaults), unknown pool', $$SELECT code || ' ' || http_status FROM booking.reserve_stay_any(-1, 'g', '[2030-01-01, 2030-01-02)', NULL, NULL, NULL)$$, NULL, NULL, '^not_found 404$'),
+('reserve_stay_any', 'unknown pool 2^63-1', $$SELECT code || ' ' || http_status FROM booking.reserve_stay_any(9223372036854775807, 'g', '[2030-01-01, 2030-01-02)')$$, NULL, NULL, '^not_found 404$'),
+('reserve_stay_any', 'wrong pool: a resource with no units', $$SELECT code || ' ' || http_status FROM booking.reserve_stay_any({lonely}, 'g', '[2030-01-01, 2030-01-02)')$$, NULL, NULL, '^sold_out 409$'),
+('reserve_stay_any', 'wrong pool: a unit, not its pool', $$SELECT code || ' ' || http_status FROM booking.reserve_stay_any({unit1}, 'g', '[2030-01-01, 2030-01-02)')$$, NULL, NULL, '^sold_out 409$'),
+('reserve_stay_any', 'during to infinity', $$SELECT code FROM booking.reserve_stay_any({pool}, 'g', '[2030-01-01, infinity)')$$, '22023', 'during', NULL),
+('reserve_stay_any', 'hold 3661 days', $$SELECT code FROM booking.reserve_stay_any({pool}, 'g', '[2030-01-01, 2030-01-02)', hold => '3661 days')$$, '22023', 'hold', NULL),
+('reserve_stay_any', 'lock_timeout -1 s', $$SELECT code FROM booking.reserve_stay_any({pool}, 'g', '[2030-01-01, 2030-01-02)', lock_timeout => '-1 s')$$, '22023', 'lock_timeout', NULL),
+('reserve_stay_any', 'idempotency_key of 0 bytes', $$SELECT code FROM booking.reserve_stay_any({pool}, 'g', '[2030-01-01, 2030-01-02)', idempotency_key => '')$$, '22023', 'idempotency_key', NULL),
+-- free_slots(resource, within, min_length)
+('free_slots', 'resource NULL', $$SELECT count(*)::text FROM booking.free_slots(NULL, '[2030-01-01, 2030-02-01)', '1 day')$$, '22004', 'resource', NULL),
+('free_slots', 'within NULL', $$SELECT count(*)::text FROM booking.free_slots({room}, NULL, '1 day')$$, '22004', 'within', NULL),
+('free_slots', 'min_length NULL', $$SELECT count(*)::text FROM booking.free_slots({room}, '[2030-01-01, 2030-02-01)', NULL)$$, '22004', 'min_length', NULL),
+('free_slots', 'within empty', $$SELECT count(*)::text FROM booking.free_slots({room}, 'empty', '1 day')$$, '22023', 'within', NULL),
+('free_slots', 'within without an upper bound', $$SELECT count(*)::text FROM booking.free_slots({room}, '[2030-01-01,)', '1 day')$$, '22023', 'within', NULL),
+('free_slots', 'within [-infinity, infinity]', $$SELECT count(*)::text FROM booking.free_slots({room}, '[-infinity, infinity]', '1 day')$$, '22023', 'within', NULL),
+('free_slots', 'min_length -1 day', $$SELECT count(*)::text FROM booking.free_slots({room}, '[2030-01-01, 2030-02-01)', '-1 day')$$, '22023', 'min_length', NULL),
+('free_slots', 'min_length 178,000,000 years', $$SELECT count(*)::text FROM booking.free_slots({room}, '[2030-01-01, 2030-02-01)', '178000000 years')$$, '22023', 'min_length', NULL),
+('free_slots', 'min_length -178,000,000 years', $$SELECT count(*)::text FROM booking.free_slots({room}, '[2030-01-01, 2030-02-01)', '-178000000 years')$$, '22023', 'min_length', NULL),
+('free_slots', 'unknown resource (no slots)', $$SELECT count(*)::text FROM booking.free_slots(-1, '[2030-01-01, 2030-02-01)', '0')$$, NULL, NULL, '^0$'),
+('free_slots', 'all of time around one stay', $$SELECT string_agg(s::text, ' ') FROM booking.free_slots({room}, '[4713-01-01 00:00+00 BC, 294276-12-31 00:00+00)', '0') s$$, NULL, NULL,
+    '^\["4713-01-01 00:00:00\+00 BC","2030-06-01 00:00:00\+00"\) \["2030-06-04 00:00:00\+00","294276-12-31 00:00:00\+00"\)$'),
+('free_slots', 'all of time before a stay at the end of time', $$SELECT coalesce(string_agg(s::text, ' '), 'none') FROM booking.free_slots({room2}, '[4713-01-01 00:00+00 BC, 294276-12-31 00:00+00)', '1 day') s$$, NULL, NULL,
+    '^\["4713-01-01 00:00:00\+00 BC","294276-12-25 00:00:00\+00"\)$'),
+-- confirm(booking, idempotency_key)
+('confirm', 'booking NULL', $$SELECT code FROM booking.confirm(NULL)$$, '22004', 'booking', NULL),
+('confirm', 'idempotency_key NULL (default), unknown booking', $$SELECT code || ' ' || http_status FROM booking.confirm(-1, NULL)$$, NULL, NULL, '^not_found 404$'),
+('confirm', 'idempotency_key of 0 bytes', $$SELECT code FROM booking.confirm({b_hold}, '')$$, '22023', 'idempotency_key', NULL),
+('confirm', 'idempotency_key of 100 KB', $$SELECT code FROM booking.confirm({b_hold}, repeat('k', 102400))$$, '22023', 'idempotency_key', NULL),
+('confirm', 'unknown booking 0', $$SELECT code || ' ' || http_status FROM booking.confirm(0)$$, NULL, NULL, '^not_found 404$'),
+('confirm', 'unknown booking 2^63-1', $$SELECT code || ' ' || http_status FROM booking.confirm(9223372036854775807)$$, NULL, NULL, '^not_found 404$'),
+('confirm', 'a cancelled booking', $$SELECT code || ' ' || http_status FROM booking.confirm({b_can})$$, NULL, NULL, '^invalid_state 409$'),
+('confirm', 'an expired hold', $$SELECT code || ' ' || http_status FROM booking.confirm({b_exp})$$, NULL, NULL, '^hold_expired 410$'),
+-- cancel(booking, idempotency_key)
+('cancel', 'booking NULL', $$SELECT code FROM booking.cancel(NULL)$$, '22004', 'booking', NULL),
+('cancel', 'idempotency_key NULL (default), unknown booking', $$SELECT code || ' ' || http_status FROM booking.cancel(-1, NULL)$$, NULL, NULL, '^not_found 404$'),
+('cancel', 'idempotency_key of 0 bytes', $$SELECT code FROM booking.cancel({b_conf}, '')$$, '22023', 'idempotency_key', NULL),
+('cancel', 'idempotency_key of 100 KB', $$SELECT code FROM booking.cancel({b_conf}, repeat('k', 102400))$$, '22023', 'idempotency_key', NULL),
+('cancel', 'unknown booking -2^63', $$SELECT code || ' ' || http_status FROM booking.cancel(-9223372036854775808)$$, NULL, NULL, '^not_found 404$'),
+('cancel', 'a cancelled booking', $$SELECT code || ' ' || http_status FROM booking.cancel({b_can})$$, NULL, NULL, '^invalid_state 409$'),
+('cancel', 'an expired hold', $$SELECT code || ' ' || http_status FROM booking.cancel({b_exp})$$, NULL, NULL, '^invalid_state 409$'),
+-- extend_hold(booking, by)
+('extend_hold', 'booking NULL', $$SELECT code FROM booking.extend_hold(NULL, '1 hour')$$, '22004', 'booking', NULL),
+('extend_hold', 'by NULL', $$SELECT code FROM booking.extend_hold({b_hold}, NULL)$$, '22004', 'by', NULL),
+('extend_hold', 'by 0', $$SELECT code FROM booking.extend_hold({b_hold}, '0')$$, '22023', 'by', NULL),
+('extend_hold', 'by -1 hour', $$SELECT code FROM booking.extend_hold({b_hold}, '-1 hour')$$, '22023', 'by', NULL),
+('extend_hold', 'by 3661 days', $$SELECT code FROM booking.extend_hold({b_hold}, '3661 days')$$, '22023', 'by', NULL),
+('extend_hold', 'by 3660 days on a 1-day hold', $$SELECT code FROM booking.extend_hold({b_hold}, '3660 days')$$, '22023', 'by', NULL),
+('extend_hold', 'by 178,000,000 years', $$SELECT code FROM booking.extend_hold({b_hold}, '178000000 years')$$, '22023', 'by', NULL),
+('extend_hold', 'by -178,000,000 years', $$SELECT code FROM booking.extend_hold({b_hold}, '-178000000 years')$$, '22023', 'by', NULL),
+('extend_hold', 'unknown booking', $$SELECT code || ' ' || http_status FROM booking.extend_hold(-1, '1 hour')$$, NULL, NULL, '^not_found 404$'),
+('extend_hold', 'a confirmed booking', $$SELECT code || ' ' || http_status FROM booking.extend_hold({b_conf}, '1 hour')$$, NULL, NULL, '^invalid_state 409$'),
+('extend_hold', 'a cancelled booking', $$SELECT code || ' ' || http_status FROM booking.extend_hold({b_can}, '1 hour')$$, NULL, NULL, '^invalid_state 409$'),
+('extend_hold', 'an expired hold', $$SELECT code || ' ' || http_status FROM booking.extend_hold({b_exp}, '1 hour')$$, NULL, NULL, '^hold_expired 410$'),
+-- hold_expire(batch)
+('hold_expire', 'batch 0', $$SELECT booking.hold_expire(0)::text$$, '22023', 'batch', NULL),
+('hold_expire', 'batch -1', $$SELECT booking.hold_expire(-1)::text$$, '22023', 'batch', NULL),
+('hold_expire', 'batch -2^31', $$SELECT booking.hold_expire(-2147483648)::text$$, '22023', 'batch', NULL),
+('hold_expire', 'batch NULL (default), nothing lapsed', $$SELECT booking.hold_expire(NULL)::text$$, NULL, NULL, '^0$'),
+('hold_expire', 'batch 2^31-1, nothing lapsed', $$SELECT booking.hold_expire(2147483647)::text$$, NULL, NULL, '^0$');
+
+-- 0.2.0: set_stripes(resource, stripes)
+INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result)
+SELECT * FROM (VALUES
+('set_stripes', 'resource NULL', $$SELECT code FROM booking.set_stripes(NULL, 4)$$, '22004', 'resource', NULL),
+('set_stripes', 'stripes NULL', $$SELECT code FROM booking.set_stripes({seat}, NULL)$$, '22004', 'stripes', NULL),
+('set_stripes', 'stripes -1', $$SELECT code FROM booking.set_stripes({seat}, -1)$$, '22023', 'stripes', NULL),
+('set_stripes', 'stripes 65', $$SELECT code FROM booking.set_stripes({seat}, 65)$$, '22023', 'stripes', NULL),
+('set_stripes', 'stripes 2^31-1', $$SELECT code FROM booking.set_stripes({seat}, 2147483647)$$, '22023', 'stripes', NULL),
+('set_stripes', 'stripes -2^31', $$SELECT code FROM booking.set_stripes({seat}, -2147483648)$$, '22023', 'stripes', NULL),
+('set_stripes', 'unknown resource', $$SELECT code || ' ' || http_status FROM booking.set_stripes(-1, 4)$$, NULL, NULL, '^not_found 404$')
+) v WHERE to_regproc('booking.set_stripes') IS NOT NULL;
+
+-- every case, with the fixture's ids substituted
+CREATE FUNCTION pg_temp.hostile_run() RETURNS SETOF text LANGUAGE plpgsql AS $run$
+DECLARE
+    c       record;
+    f       record;
+    sql     text;
+    got     text;
+    state   text;
+    msg     text;
+    level   text := current_setting('transaction_isolation');
+    label   text;
+    missing text;
+BEGIN
+    FOR c IN SELECT * FROM hostile_case ORDER BY n LOOP
+        sql := c.call;
+        FOR f IN SELECT name, id FROM public.hostile_fixture ORDER BY length(name) DESC LOOP
+            sql := replace(sql, '{' || f.name || '}', f.id::text);
+        END LOOP;
+        label := format('[%s] %s %s(%s)', level, c.n, c.fn, c.what);
+        state := NULL;
+        BEGIN
+            EXECUTE sql INTO got;
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+        END;
+        IF c.want_state IS NOT NULL THEN
+            IF state = c.want_state AND msg ~ ('^' || c.want_arg || '\M') THEN
+                RETURN NEXT format('ok - %s: %s "%s"', label, state, msg);
+            ELSE
+                RETURN NEXT format('not ok - %s: wanted %s naming %s; got %s', label, c.want_state, c.want_arg,
+                                   CASE WHEN state IS NULL THEN 'the result ' || coalesce(got, 'NULL')
+                                        ELSE format('%s "%s"', state, msg) END);
+            END IF;
+        ELSE
+            IF state IS NULL AND coalesce(got, 'NULL') ~ c.want_result THEN
+                RETURN NEXT format('ok - %s: %s', label, coalesce(got, 'NULL'));
+            ELSE
+                RETURN NEXT format('not ok - %s: wanted %s; got %s', label, c.want_result,
+                                   CASE WHEN state IS NULL THEN coalesce(got, 'NULL')
+                                        ELSE format('the error %s "%s"', state, msg) END);
+            END IF;
+        END IF;
+    END LOOP;
+
+    -- every function of the extension was aimed at
+    SELECT string_agg(DISTINCT p.proname, ', ') INTO missing
+      FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+      JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'booking'
+     WHERE p.proname NOT IN (SELECT fn FROM hostile_case);
+    IF missing IS NULL THEN
+        RETURN NEXT format('ok - [%s] every function of the extension got bad calls (%s calls to %s functions)', level,
+                           (SELECT count(*) FROM hostile_case), (SELECT count(DISTINCT fn) FROM hostile_case));
+    ELSE
+        RETURN NEXT format('not ok - [%s] every function of the extension got bad calls; missing: %s', level, missing);
+    END IF;
+END
+$run$;
+
+\pset tuples_only on
+\pset format unaligned
+SELECT * FROM pg_temp.hostile_run();
