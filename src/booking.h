@@ -150,6 +150,7 @@ typedef struct BookingCall
 } BookingCall;
 
 extern void BookingRunCall(BookingCall *call, BookingResult *res);
+extern Datum BookingCallDatum(FunctionCallInfo fcinfo, BookingCall *call);
 
 /* idempotency.c */
 extern int	booking_idempotency_retention_s;

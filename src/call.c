@@ -54,6 +54,21 @@ RunFrame(void *arg)
 		BookingStoreKey(call->key, call->request, res, call->now);
 }
 
+/*
+ * Runs a call in its own SPI connection and returns its booking.result,
+ * built after SPI_finish in the caller's memory context.
+ */
+Datum
+BookingCallDatum(FunctionCallInfo fcinfo, BookingCall *call)
+{
+	BookingResult res;
+
+	SPI_connect();
+	BookingRunCall(call, &res);
+	SPI_finish();
+	return BookingResultDatum(fcinfo, &res);
+}
+
 void
 BookingRunCall(BookingCall *call, BookingResult *res)
 {

@@ -308,7 +308,6 @@ RunLifecycleCall(FunctionCallInfo fcinfo, LifecycleRequest *req, const char *fn,
 				 const char *key, BookingBodyFn body)
 {
 	BookingCall call;
-	BookingResult res;
 
 	memset(&call, 0, sizeof(call));
 	call.key = key;
@@ -323,11 +322,7 @@ RunLifecycleCall(FunctionCallInfo fcinfo, LifecycleRequest *req, const char *fn,
 	call.body = body;
 	call.state = req;
 
-	SPI_connect();
-	BookingRunCall(&call, &res);
-	SPI_finish();
-
-	return BookingResultDatum(fcinfo, &res);
+	return BookingCallDatum(fcinfo, &call);
 }
 
 static void

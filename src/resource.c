@@ -202,7 +202,6 @@ booking_set_capacity(PG_FUNCTION_ARGS)
 {
 	CapacityRequest req;
 	BookingCall call;
-	BookingResult res;
 
 	req.resource = BookingArgId(fcinfo, 0, "resource");
 	if (PG_ARGISNULL(1))
@@ -220,11 +219,7 @@ booking_set_capacity(PG_FUNCTION_ARGS)
 	call.body = SetCapacityBody;
 	call.state = &req;
 
-	SPI_connect();
-	BookingRunCall(&call, &res);
-	SPI_finish();
-
-	PG_RETURN_DATUM(BookingResultDatum(fcinfo, &res));
+	PG_RETURN_DATUM(BookingCallDatum(fcinfo, &call));
 }
 
 /*

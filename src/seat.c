@@ -400,7 +400,6 @@ booking_reserve_seat(PG_FUNCTION_ARGS)
 {
 	SeatRequest req;
 	BookingCall call;
-	BookingResult res;
 	char	   *key;
 
 	req.resource = BookingArgId(fcinfo, 0, "resource");
@@ -429,9 +428,5 @@ booking_reserve_seat(PG_FUNCTION_ARGS)
 	call.body = ReserveSeatBody;
 	call.state = &req;
 
-	SPI_connect();
-	BookingRunCall(&call, &res);
-	SPI_finish();
-
-	PG_RETURN_DATUM(BookingResultDatum(fcinfo, &res));
+	PG_RETURN_DATUM(BookingCallDatum(fcinfo, &call));
 }

@@ -410,7 +410,6 @@ RunStayCall(FunctionCallInfo fcinfo, StayRequest *req, const char *fn,
 			const char *target, BookingBodyFn body)
 {
 	BookingCall call;
-	BookingResult res;
 
 	memset(&call, 0, sizeof(call));
 	call.key = BookingArgKey(fcinfo, 4);
@@ -422,12 +421,8 @@ RunStayCall(FunctionCallInfo fcinfo, StayRequest *req, const char *fn,
 	call.body = body;
 	call.state = req;
 
-	SPI_connect();
 	PrepareStay(req);
-	BookingRunCall(&call, &res);
-	SPI_finish();
-
-	return BookingResultDatum(fcinfo, &res);
+	return BookingCallDatum(fcinfo, &call);
 }
 
 /*

@@ -378,7 +378,6 @@ booking_set_stripes(PG_FUNCTION_ARGS)
 {
 	StripesRequest req;
 	BookingCall call;
-	BookingResult res;
 
 	req.resource = BookingArgId(fcinfo, 0, "resource");
 	if (PG_ARGISNULL(1))
@@ -399,9 +398,5 @@ booking_set_stripes(PG_FUNCTION_ARGS)
 	call.body = SetStripesBody;
 	call.state = &req;
 
-	SPI_connect();
-	BookingRunCall(&call, &res);
-	SPI_finish();
-
-	PG_RETURN_DATUM(BookingResultDatum(fcinfo, &res));
+	PG_RETURN_DATUM(BookingCallDatum(fcinfo, &call));
 }
