@@ -78,10 +78,6 @@ static BookingPlan group_insert_plan = {
 	"ON CONFLICT ON CONSTRAINT bookings_no_overlap DO NOTHING RETURNING id",
 	7, {INT8ARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID}
 };
-static BookingPlan group_undo_plan = {
-	"DELETE FROM booking.bookings WHERE group_id OPERATOR(pg_catalog.=) $1",
-	1, {INT8OID}
-};
 static BookingPlan pool_exists_plan = {
 	"SELECT 1 FROM booking.resources WHERE id OPERATOR(pg_catalog.=) $1", 1, {INT8OID}
 };
@@ -221,6 +217,27 @@ ReserveStayBody(void *state, BookingResult *res)
 	SetStayCreated(res, booking_id, psprintf("resource %lld", (long long) req->resource), req);
 }
 
+typedef struct GroupInsertArgs
+{
+	Datum	   *values;
+	const char *nulls;
+	int			expected;
+} GroupInsertArgs;
+
+/*
+ * Inserts every member; kept only when all went in.  A conflict the skipped
+ * pre-checks did not see (SERIALIZABLE), or a writer that bypassed the API,
+ * rolls the subtransaction back: nothing is left behind, and no read (which
+ * SSI would track) is needed to clean up.
+ */
+static bool
+RunGroupInsert(void *arg)
+{
+	GroupInsertArgs *ga = (GroupInsertArgs *) arg;
+
+	return BookingExecute(&group_insert_plan, ga->values, ga->nulls, false, 0) == ga->expected;
+}
+
 static void
 ReserveStaysBody(void *state, BookingResult *res)
 {
@@ -232,6 +249,9 @@ ReserveStaysBody(void *state, BookingResult *res)
 	int			nelems;
 	int64		first_id;
 	bool		serializable = IsolationIsSerializable();
+	GroupInsertArgs ga;
+	BookingGuardOutcome outcome;
+	bool		kept = false;
 
 	values[0] = ids;
 	values[1] = req->during;
@@ -287,15 +307,18 @@ ReserveStaysBody(void *state, BookingResult *res)
 	values[4] = TimestampTzGetDatum(req->now);
 	values[5] = req->validity;
 	values[6] = Int64GetDatum(first_id);
-	if (BookingExecute(&group_insert_plan, values, nulls, false, 0) != nelems)
+	ga.values = values;
+	ga.nulls = nulls;
+	ga.expected = nelems;
+	outcome = BookingRunGuardedTry(RunGroupInsert, &ga, &kept);
+	if (outcome != BOOKING_GUARD_DONE)
 	{
-		/*
-		 * A conflict the skipped pre-checks did not see (SERIALIZABLE), or a
-		 * writer that bypassed the API: leave nothing behind.
-		 */
-		Datum		undo[1] = {Int64GetDatum(first_id)};
-
-		(void) BookingExecute(&group_undo_plan, undo, NULL, false, 0);
+		BookingSetLockOutcome(res, outcome == BOOKING_GUARD_BUSY ? BOOKING_LOCK_BUSY : BOOKING_LOCK_RETRY,
+							  req->resource);
+		return;
+	}
+	if (!kept)
+	{
 		BookingSetResult(res, BOOKING_JUST_TAKEN, -1,
 						 "One of the resources was just booked for an overlapping range; nothing was booked.");
 		return;

@@ -49,7 +49,9 @@ SELECT count(DISTINCT expires_at) AS expiries FROM booking.bookings WHERE guest 
 --
 -- losing at the constraint after the members were checked (the sneak
 -- trigger of setup plays the concurrent writer on room 4): just_taken, and
--- the member already inserted on room 2 is gone again
+-- the member already inserted on room 2 is gone again.  The group's inserts
+-- run in one subtransaction that is rolled back, so the trigger's own row,
+-- written inside it, goes too; a real concurrent writer's row would stay.
 --
 CREATE TRIGGER sneak BEFORE INSERT ON booking.bookings
     FOR EACH ROW EXECUTE FUNCTION sneak();
