@@ -19,12 +19,15 @@ set yrange [0:*]
 set grid ytics
 set key outside right center
 set style data linespoints
-# one colour per series, in run.sh's column order: the ceiling dashed
+# one colour per series, in run.sh's column order: the ceiling dashed, the
+# floors dotted
 set linetype 1 lc rgb "#000000" dt 2 lw 2 pt 7 ps 0.8
 set linetype 2 lc rgb "#0060c0" lw 3 pt 7 ps 0.9
 set linetype 3 lc rgb "#d03030" lw 2 pt 7 ps 0.8
 set linetype 4 lc rgb "#e08000" lw 2 pt 7 ps 0.8
-set linetype 5 lc rgb "#10a040" lw 3 pt 7 ps 0.9
+set linetype 5 lc rgb "#808080" dt 3 lw 2 pt 6 ps 0.8
+set linetype 6 lc rgb "#10a040" lw 3 pt 7 ps 0.9
+set linetype 7 lc rgb "#10a040" dt 3 lw 2 pt 6 ps 0.8
 
 stats datafile skip 1 using 1 nooutput
 columns = STATS_columns

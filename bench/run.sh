@@ -10,7 +10,10 @@
 #            reserve_seat vs the client-side flow (BEGIN; SELECT ... FOR
 #            UPDATE; UPDATE; INSERT; COMMIT) vs the same logic as one PL/pgSQL
 #            function vs reserve_seat on a striped resource (set_stripes 16),
-#            at 1, 8, 32 and 64 clients; writes docs/img/throughput.png
+#            at 1, 8, 32 and 64 clients; beside them two floors, the least
+#            SQL that writes what a sale writes (one statement: counter bump
+#            and booking row), on one row and on 16; writes
+#            docs/img/throughput.png
 #   stays    reserve_stay over 1,000 rooms vs a raw INSERT into an
 #            exclusion-constrained table of the same shape, at 32 clients
 #   size     reserve_stay, reserve_seat and free_slots with 10,000 vs
@@ -74,6 +77,12 @@ target() {
 	verdict=$(awk -v v="$2" -v op="$3" -v t="$4" \
 		'BEGIN { ok = (op == ">=") ? (v + 0 >= t + 0) : (v + 0 <= t + 0); print ok ? "PASS" : "FAIL" }')
 	TARGETS+=("$(printf "%-52s %7s  %s %-5s %s" "$1" "$2" "$3" "$4" "$verdict")")
+}
+
+# reference DESCRIPTION VALUE: a line of the closing table that is no target,
+# a bound measured beside one (the floor no implementation can beat)
+reference() {
+	TARGETS+=("$(printf "%-52s %7s" "$1" "$2")")
 }
 
 # skip_target DESCRIPTION WHY
@@ -199,9 +208,17 @@ INSERT INTO t VALUES (1, 0);
 SQL
 	PGDATABASE=bench_hot plain_tables cs
 	PGDATABASE=bench_hot plain_tables pl
+	PGDATABASE=bench_hot plain_tables fl
+	PGDATABASE=bench_hot plain_tables sf
 	q -d bench_hot >/dev/null <<'SQL'
 INSERT INTO cs_resources (name, capacity) VALUES ('hot session', 2000000000);
 INSERT INTO pl_resources (name, capacity) VALUES ('hot session', 2000000000);
+INSERT INTO fl_resources (name, capacity) VALUES ('hot session', 2000000000);
+INSERT INTO sf_resources (name, capacity) VALUES ('striped session', 2000000000);
+-- the striped floor's 16 counter rows, of the extension's shape
+CREATE TABLE sf_stripes (LIKE booking.resource_stripes INCLUDING ALL,
+    FOREIGN KEY (resource_id) REFERENCES sf_resources (id));
+INSERT INTO sf_stripes SELECT 1, s, 125000000 FROM generate_series(0, 15) s;
 -- reserve_seat's logic as one PL/pgSQL function over plain tables
 CREATE FUNCTION pl_reserve_seat(resource bigint, guest text, quantity integer DEFAULT 1)
     RETURNS booking.result LANGUAGE plpgsql AS $$
@@ -234,25 +251,29 @@ SQL
 	else
 		echo "note: booking.set_stripes is not in the installed extension: the striped runs are skipped"
 	fi
-	printf "%s\n" "clients ceiling reserve_seat client-side plpgsql$([ $STRIPES = 1 ] && echo ' striped')" >"$work/throughput.dat"
+	printf "%s\n" "clients ceiling reserve_seat client-side plpgsql floor$([ $STRIPES = 1 ] && echo ' striped striped-floor')" >"$work/throughput.dat"
 	for c in $HOT_CLIENTS; do
 		local -a spec=(ceiling bench_hot "$work/ceiling.pgb"
 			seat bench_hot "$work/hot_seat.pgb"
 			client bench_hot "$work/client_flow.pgb"
-			plpgsql bench_hot "$work/plpgsql_seat.pgb")
-		[ $STRIPES = 1 ] && spec+=(striped bench_hot "$work/striped_seat.pgb")
+			plpgsql bench_hot "$work/plpgsql_seat.pgb"
+			floor bench_hot "$work/floor_seat.pgb")
+		[ $STRIPES = 1 ] && spec+=(striped bench_hot "$work/striped_seat.pgb"
+			sfloor bench_hot "$work/floor_striped.pgb")
 		PGB_OPTS="-D hot=$hot -D striped=${striped_id:-0}" side_by_side "$c" "${spec[@]}"
-		for v in ceiling seat client plpgsql striped; do MED[$v@$c]=${MED[$v]:-}; done
-		echo "$c ${MED[ceiling]} ${MED[seat]} ${MED[client]} ${MED[plpgsql]}$([ $STRIPES = 1 ] && echo " ${MED[striped]}")" >>"$work/throughput.dat"
+		for v in ceiling seat client plpgsql floor striped sfloor; do MED[$v@$c]=${MED[$v]:-}; done
+		echo "$c ${MED[ceiling]} ${MED[seat]} ${MED[client]} ${MED[plpgsql]} ${MED[floor]}$([ $STRIPES = 1 ] && echo " ${MED[striped]} ${MED[sfloor]}")" >>"$work/throughput.dat"
 	done
 	# every transaction did its work: a booking each, or one increment
 	local rows want=
 	rows="$(qa -d bench_hot -c "SELECT n FROM t") $(qa -d bench_hot -c "SELECT count(*) FROM booking.bookings WHERE resource_id = $hot")"
 	rows="$rows $(qa -d bench_hot -c "SELECT count(*) FROM cs_bookings") $(qa -d bench_hot -c "SELECT count(*) FROM pl_bookings")"
-	want="${DONE[ceiling]} ${DONE[seat]} ${DONE[client]} ${DONE[plpgsql]}"
+	rows="$rows $(qa -d bench_hot -c "SELECT count(*) FROM fl_bookings")"
+	want="${DONE[ceiling]} ${DONE[seat]} ${DONE[client]} ${DONE[plpgsql]} ${DONE[floor]}"
 	if [ $STRIPES = 1 ]; then
 		rows="$rows $(qa -d bench_hot -c "SELECT count(*) FROM booking.bookings WHERE resource_id = $striped_id")"
-		want="$want ${DONE[striped]}"
+		rows="$rows $(qa -d bench_hot -c "SELECT count(*) FROM sf_bookings")"
+		want="$want ${DONE[striped]} ${DONE[sfloor]}"
 	fi
 	if [ "$rows" = "$want" ]; then
 		echo "checked: one increment or one booking per transaction ($rows)"
@@ -261,23 +282,29 @@ SQL
 		TARGETS+=("hot: one booking per transaction: FAIL (rows $rows, transactions $want)")
 	fi
 	echo
-	printf "%-8s %10s %13s %12s %10s %10s\n" clients ceiling reserve_seat client-side plpgsql striped
+	printf "%-8s %10s %13s %12s %10s %10s %10s %14s\n" clients ceiling reserve_seat client-side plpgsql floor striped striped-floor
 	for c in $HOT_CLIENTS; do
-		printf "%-8s %10.0f %13.0f %12.0f %10.0f %10s\n" "$c" "${MED[ceiling@$c]}" "${MED[seat@$c]}" \
-			"${MED[client@$c]}" "${MED[plpgsql@$c]}" \
-			"$([ $STRIPES = 1 ] && printf "%.0f" "${MED[striped@$c]}" || echo skipped)"
+		printf "%-8s %10.0f %13.0f %12.0f %10.0f %10.0f %10s %14s\n" "$c" "${MED[ceiling@$c]}" "${MED[seat@$c]}" \
+			"${MED[client@$c]}" "${MED[plpgsql@$c]}" "${MED[floor@$c]}" \
+			"$([ $STRIPES = 1 ] && printf "%.0f" "${MED[striped@$c]}" || echo skipped)" \
+			"$([ $STRIPES = 1 ] && printf "%.0f" "${MED[sfloor@$c]}" || echo skipped)"
 	done
 	echo "ratios (same run):"
-	printf "%-8s %13s %13s %13s %15s\n" clients seat/ceiling seat/client seat/plpgsql striped/ceiling
+	printf "%-8s %13s %13s %13s %12s %14s %15s %15s\n" clients seat/ceiling seat/client seat/plpgsql seat/floor floor/ceiling striped/ceiling sfloor/ceiling
 	for c in $HOT_CLIENTS; do
-		printf "%-8s %13s %13s %13s %15s\n" "$c" "$(ratio "${MED[seat@$c]}" "${MED[ceiling@$c]}")" \
+		printf "%-8s %13s %13s %13s %12s %14s %15s %15s\n" "$c" "$(ratio "${MED[seat@$c]}" "${MED[ceiling@$c]}")" \
 			"$(ratio "${MED[seat@$c]}" "${MED[client@$c]}")" \
 			"$(ratio "${MED[seat@$c]}" "${MED[plpgsql@$c]}")" \
-			"$([ $STRIPES = 1 ] && ratio "${MED[striped@$c]}" "${MED[ceiling@$c]}" || echo -)"
+			"$(ratio "${MED[seat@$c]}" "${MED[floor@$c]}")" \
+			"$(ratio "${MED[floor@$c]}" "${MED[ceiling@$c]}")" \
+			"$([ $STRIPES = 1 ] && ratio "${MED[striped@$c]}" "${MED[ceiling@$c]}" || echo -)" \
+			"$([ $STRIPES = 1 ] && ratio "${MED[sfloor@$c]}" "${MED[ceiling@$c]}" || echo -)"
 	done
 	for c in 1 32; do
 		if [ -n "${MED[seat@$c]:-}" ]; then
 			target "reserve_seat / ceiling at $c clients" "$(ratio "${MED[seat@$c]}" "${MED[ceiling@$c]}")" ">=" 0.90
+			reference "  reference: floor / ceiling at $c clients" "$(ratio "${MED[floor@$c]}" "${MED[ceiling@$c]}")"
+			reference "  reference: reserve_seat / floor at $c clients" "$(ratio "${MED[seat@$c]}" "${MED[floor@$c]}")"
 		fi
 	done
 	if [ -n "${MED[seat@32]:-}" ]; then
@@ -287,6 +314,7 @@ SQL
 		[ -n "${MED[ceiling@$c]:-}" ] || continue
 		if [ $STRIPES = 1 ]; then
 			target "striped reserve_seat / ceiling at $c clients" "$(ratio "${MED[striped@$c]}" "${MED[ceiling@$c]}")" ">=" 2.50
+			reference "  reference: striped floor / ceiling at $c clients" "$(ratio "${MED[sfloor@$c]}" "${MED[ceiling@$c]}")"
 		else
 			skip_target "striped reserve_seat / ceiling at $c clients" "no set_stripes"
 		fi

@@ -82,6 +82,7 @@ typedef struct BookingPlan
 	int			nargs;
 	Oid			argtypes[8];
 	SPIPlanPtr	plan;
+	bool		index_only;		/* its plan could be an index-only scan */
 } BookingPlan;
 
 typedef enum BookingGuardOutcome
@@ -175,6 +176,8 @@ typedef enum BookingStripeTake
 	BOOKING_STRIPE_RETRY
 } BookingStripeTake;
 
+extern void BookingStripesRemember(int64 resource, int32 stripes);
+extern int32 BookingStripesHint(int64 resource);
 extern BookingLockOutcome BookingStripesTakeFast(int64 resource, int32 quantity, int32 stripes,
 												 int timeout_ms);
 extern BookingStripeTake BookingStripesTakeLocked(BookingResource *r, int32 quantity,

@@ -31,6 +31,7 @@
 
 int			booking_idempotency_retention_s = 86400;
 
+/* reads columns the key's index does not have: never an index-only scan */
 static BookingPlan probe_plan = {
 	"SELECT request, code, booking_id, http_status, message "
 	"FROM booking.idempotency_keys WHERE key OPERATOR(pg_catalog.=) $1",

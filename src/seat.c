@@ -54,14 +54,18 @@ static BookingPlan insert_plan = {
 	"AND b.status OPERATOR(pg_catalog.=) 'pending'::booking.status " \
 	"AND b.expires_at OPERATOR(pg_catalog.<=) $2 AND b.during IS NULL)"
 
+/* what the peek reads: the counter, lapsed holds, the layout */
+#define PEEK_COLUMNS \
+	"r.capacity, r.taken, CASE WHEN r.stripes OPERATOR(pg_catalog.<=) 1 " \
+	"AND CAST(r.taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $3 OPERATOR(pg_catalog.>) r.capacity " \
+	"THEN " LAPSED_SEATS " ELSE false END, r.stripes, " \
+	/* striped: is there a stripe that can serve the quantity alone? */ \
+	"r.stripes OPERATOR(pg_catalog.>) 1 AND EXISTS (SELECT 1 FROM booking.resource_stripes s " \
+	"WHERE s.resource_id OPERATOR(pg_catalog.=) $1 AND s.free OPERATOR(pg_catalog.>=) $3) " \
+	"FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) $1"
+
 static BookingPlan peek_plan = {
-	"SELECT r.capacity, r.taken, CASE WHEN r.stripes OPERATOR(pg_catalog.<=) 1 "
-	"AND CAST(r.taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $3 OPERATOR(pg_catalog.>) r.capacity "
-	"THEN " LAPSED_SEATS " ELSE false END, r.stripes, "
-	/* striped: is there a stripe that can serve the quantity alone? */
-	"r.stripes OPERATOR(pg_catalog.>) 1 AND EXISTS (SELECT 1 FROM booking.resource_stripes s "
-	"WHERE s.resource_id OPERATOR(pg_catalog.=) $1 AND s.free OPERATOR(pg_catalog.>=) $3) "
-	"FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) $1",
+	"SELECT " PEEK_COLUMNS,
 	3, {INT8OID, TIMESTAMPTZOID, INT4OID}
 };
 
@@ -75,20 +79,21 @@ static BookingPlan striped_peek_plan = {
 /*
  * Lock without waiting and take the seats in one statement.  The row is
  * locked only when the seats looked there, so a refusal takes no lock (and
- * no commit flush).  No row: another transaction holds the lock, the seats
- * looked short, or the resource is striped or unknown.  A NULL third column:
- * we hold the lock but the seats were gone by then.
+ * no commit flush).  The first column says whether we hold the lock, the
+ * second is the new count when the seats were taken; the rest is the peek
+ * above, as of the statement's start, for when they were not.  No row: the
+ * resource does not exist.
  */
 static BookingPlan take_now_plan = {
 	"WITH l AS (SELECT id, capacity, taken FROM booking.resources "
 	"WHERE id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 "
-	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
+	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $3 OPERATOR(pg_catalog.<=) capacity "
 	"FOR NO KEY UPDATE SKIP LOCKED), "
-	"u AS (UPDATE booking.resources r SET taken = l.taken OPERATOR(pg_catalog.+) $2 FROM l "
+	"u AS (UPDATE booking.resources r SET taken = l.taken OPERATOR(pg_catalog.+) $3 FROM l "
 	"WHERE r.id OPERATOR(pg_catalog.=) l.id "
-	"AND CAST(l.taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) l.capacity RETURNING r.taken) "
-	"SELECT l.capacity, l.taken, (SELECT u.taken FROM u) FROM l",
-	2, {INT8OID, INT4OID}
+	"AND CAST(l.taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $3 OPERATOR(pg_catalog.<=) l.capacity RETURNING r.taken) "
+	"SELECT EXISTS (SELECT 1 FROM l), (SELECT u.taken FROM u), " PEEK_COLUMNS,
+	3, {INT8OID, TIMESTAMPTZOID, INT4OID}
 };
 
 /* the same decision after waiting for the lock (the statement may wait) */
@@ -161,17 +166,28 @@ RunTakeWait(void *arg)
  * Locks the counter row without waiting and takes the seats in the same
  * statement: SEATS_TAKEN, SEATS_SHORT (we hold the lock, the seats are not
  * there), or SEATS_ELSEWHERE (another transaction holds the row, the seats
- * looked short, or the resource is striped or unknown: the peek tells which).
+ * looked short, or the resource is striped or unknown).  In the last case
+ * *peeked says whether the statement's peek columns are there to read: at
+ * READ COMMITTED its snapshot is as fresh as the peek's own.
  */
 static TakeOutcome
-TakeNow(SeatRequest *req)
+TakeNow(SeatRequest *req, bool *peeked)
 {
-	Datum		values[2] = {Int64GetDatum(req->resource), Int32GetDatum(req->quantity)};
+	Datum		values[3];
 	bool		isnull;
 
+	values[0] = Int64GetDatum(req->resource);
+	values[1] = TimestampTzGetDatum(req->now);
+	values[2] = Int32GetDatum(req->quantity);
+	*peeked = false;
 	if (BookingExecute(&take_now_plan, values, NULL, false, 1) == 0)
 		return SEATS_ELSEWHERE;
-	(void) BookingGetInt32(0, 3, &isnull);
+	if (!BookingGetBool(0, 1))
+	{
+		*peeked = !IsolationUsesXactSnapshot();
+		return SEATS_ELSEWHERE;
+	}
+	(void) BookingGetInt32(0, 2, &isnull);
 	return isnull ? SEATS_SHORT : SEATS_TAKEN;
 }
 
@@ -284,8 +300,10 @@ AfterTake(SeatRequest *req, TakeOutcome outcome, BookingResult *res)
  * Takes the seats; false with res set when it did not.  The common case is
  * one statement: the counter row is free and has the seats.  Otherwise an
  * unlocked peek at the latest committed state answers sold_out, not_found
- * or "striped" without queueing behind the sale.  At SERIALIZABLE both the
- * attempt without waiting and the peek are skipped: SSI would track them.
+ * or "striped" without queueing behind the sale; at READ COMMITTED it comes
+ * with that statement.  A resource this backend last saw striped goes to
+ * its stripes first.  At SERIALIZABLE the attempts without waiting and the
+ * peek are skipped: SSI would track them.
  */
 static bool
 TakeSeats(SeatRequest *req, BookingResult *res)
@@ -294,12 +312,34 @@ TakeSeats(SeatRequest *req, BookingResult *res)
 	int32		capacity;
 	int32		taken;
 	int32		stripes;
+	int			col = 0;		/* where the peek's columns start, less one */
+	bool		peeked = false;
 	TakeOutcome outcome = SEATS_ELSEWHERE;
 	bool		serializable = IsolationIsSerializable();
 
+	if (!serializable)
+	{
+		int32		hinted = BookingStripesHint(req->resource);
+
+		if (hinted > 1)
+		{
+			switch (BookingStripesTakeFast(req->resource, req->quantity, hinted, 0))
+			{
+				case BOOKING_LOCKED:
+					return true;
+				case BOOKING_LOCK_RETRY:
+					return AfterTake(req, SEATS_RETRY, res);
+				default:
+					/* the peek below remembers it again if it still is striped */
+					BookingStripesRemember(req->resource, 0);
+					break;
+			}
+		}
+	}
+
 	if (!serializable || req->timeout_ms == 0)
 	{
-		outcome = TakeNow(req);
+		outcome = TakeNow(req, &peeked);
 		if (outcome != SEATS_ELSEWHERE)
 			return AfterTake(req, outcome, res);
 	}
@@ -309,17 +349,20 @@ TakeSeats(SeatRequest *req, BookingResult *res)
 	values[0] = Int64GetDatum(req->resource);
 	values[1] = TimestampTzGetDatum(req->now);
 	values[2] = Int32GetDatum(req->quantity);
-	if (BookingExecuteLatest(&peek_plan, values, NULL, 1) == 0)
+	if (peeked)
+		col = 2;
+	else if (BookingExecuteLatest(&peek_plan, values, NULL, 1) == 0)
 	{
 		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource);
 		return false;
 	}
-	capacity = BookingGetInt32(0, 1, NULL);
-	taken = BookingGetInt32(0, 2, NULL);
-	stripes = BookingGetInt32(0, 4, NULL);
+	capacity = BookingGetInt32(0, col + 1, NULL);
+	taken = BookingGetInt32(0, col + 2, NULL);
+	stripes = BookingGetInt32(0, col + 4, NULL);
+	BookingStripesRemember(req->resource, stripes);
 	if (stripes <= 1)
 	{
-		if ((int64) taken + req->quantity > capacity && !BookingGetBool(0, 3))
+		if ((int64) taken + req->quantity > capacity && !BookingGetBool(0, col + 3))
 		{
 			SetSoldOut(res, req, capacity, taken);
 			return false;
@@ -328,7 +371,7 @@ TakeSeats(SeatRequest *req, BookingResult *res)
 	}
 
 	/* hot inventory */
-	if (!BookingGetBool(0, 5))
+	if (!BookingGetBool(0, col + 5))
 	{
 		int32		free;
 

@@ -84,15 +84,23 @@ int
 BookingExecuteCommitted(BookingPlan *plan, Datum *values, const char *nulls, long tcount)
 {
 	int			rc;
-	int			nestlevel = NewGUCNestLevel();
+	int			nestlevel = -1;
 
-	/* an index-only scan trusts the visibility map, which needs MVCC */
-	(void) set_config_option("enable_indexonlyscan", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	/*
+	 * An index-only scan trusts the visibility map, which needs MVCC.  A
+	 * plan that reads a column no index has cannot be one, and skips this.
+	 */
+	if (plan->index_only)
+	{
+		nestlevel = NewGUCNestLevel();
+		(void) set_config_option("enable_indexonlyscan", "off", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	}
 	rc = SPI_execute_snapshot(PlanFor(plan), values, nulls,
 							  SnapshotSelf, InvalidSnapshot,
 							  true, false, tcount);
-	AtEOXact_GUC(true, nestlevel);
+	if (nestlevel >= 0)
+		AtEOXact_GUC(true, nestlevel);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_snapshot failed for \"%s\": %s",
 			 plan->sql, SPI_result_code_string(rc));

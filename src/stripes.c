@@ -101,6 +101,44 @@ static BookingPlan set_layout_plan = {
 	3, {INT8OID, INT4OID, INT4OID}
 };
 
+/*
+ * The resources this backend last saw striped, so that a buyer of a hot
+ * striped session goes straight to its stripes.  Only a hint: a stale entry
+ * costs one attempt that finds no stripe, and the buyer forgets it.
+ */
+#define STRIPE_HINTS 64
+
+typedef struct StripeHint
+{
+	int64		resource;
+	int32		stripes;
+} StripeHint;
+
+static StripeHint stripe_hints[STRIPE_HINTS];
+
+void
+BookingStripesRemember(int64 resource, int32 stripes)
+{
+	StripeHint *h = &stripe_hints[(uint64) resource % STRIPE_HINTS];
+
+	if (stripes > 1)
+	{
+		h->resource = resource;
+		h->stripes = stripes;
+	}
+	else if (h->resource == resource)
+		h->resource = 0;
+}
+
+/* the stripes a resource had when this backend last looked, or 0 */
+int32
+BookingStripesHint(int64 resource)
+{
+	StripeHint *h = &stripe_hints[(uint64) resource % STRIPE_HINTS];
+
+	return h->resource == resource ? h->stripes : 0;
+}
+
 static int32
 StripeOffset(int32 stripes)
 {
