@@ -69,6 +69,18 @@ SELECT stripes, capacity, taken FROM booking.resources WHERE id = 1;
 SELECT count(*) FROM booking.resource_stripes;
 SELECT booking.seats_left(1);
 
+-- this backend saw the session striped; that hint is stale now and must not
+-- matter: the seat comes from the counter row
+SELECT ok, code FROM booking.reserve_seat(1, 'ivy');
+SELECT stripes, capacity, taken FROM booking.resources WHERE id = 1;
+-- striped again, over fewer stripes than this backend last saw
+SELECT ok, code FROM booking.set_stripes(1, 3);
+SELECT ok, code FROM booking.reserve_seat(1, 'jo', 2);
+SELECT ok, code FROM booking.reserve_seat(1, 'kai', 2);
+SELECT booking.seats_left(1), (SELECT sum(free) FROM booking.resource_stripes),
+       (SELECT count(*) FROM booking.resource_stripes);
+SELECT ok, code FROM booking.set_stripes(1, 0);
+
 -- bad input names the argument; nothing is written
 SELECT * FROM booking.set_stripes(1, NULL);
 SELECT * FROM booking.set_stripes(NULL, 4);
