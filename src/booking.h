@@ -82,7 +82,6 @@ typedef struct BookingPlan
 	int			nargs;
 	Oid			argtypes[8];
 	SPIPlanPtr	plan;
-	bool		index_only;		/* its plan could be an index-only scan */
 } BookingPlan;
 
 typedef enum BookingGuardOutcome

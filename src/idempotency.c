@@ -15,13 +15,22 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "booking.h"
@@ -31,12 +40,6 @@
 
 int			booking_idempotency_retention_s = 86400;
 
-/* reads columns the key's index does not have: never an index-only scan */
-static BookingPlan probe_plan = {
-	"SELECT request, code, booking_id, http_status, message "
-	"FROM booking.idempotency_keys WHERE key OPERATOR(pg_catalog.=) $1",
-	1, {TEXTOID}
-};
 static BookingPlan store_plan = {
 	"INSERT INTO booking.idempotency_keys "
 	"(key, request, ok, code, booking_id, http_status, message, created_at) "
@@ -93,46 +96,77 @@ BookingLockKey(const char *key, int timeout_ms)
 	return BookingWaitGuarded(WaitForKey, &tag, timeout_ms);
 }
 
+/* columns of booking.idempotency_keys */
+#define KEY_COLUMNS 8
+#define KEY_ATT_KEY 1
+#define KEY_ATT_REQUEST 2
+#define KEY_ATT_CODE 4
+#define KEY_ATT_BOOKING_ID 5
+#define KEY_ATT_HTTP_STATUS 6
+#define KEY_ATT_MESSAGE 7
+
+static Oid
+KeyRelid(const char *name)
+{
+	Oid			relid = get_relname_relid(name, get_namespace_oid("booking", false));
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "relation booking.%s does not exist", name);
+	return relid;
+}
+
 /*
  * Looks the key up.  Returns true with res filled when the key was used
  * before: the stored result (replayed) or idempotency_mismatch.
+ *
+ * A probe of the primary key index, not a planned query: a plan cached
+ * while the table was small would scan it all once it has grown.
  */
 bool
 BookingReplayKey(const char *key, const char *request, BookingResult *res)
 {
-	Datum		values[1] = {CStringGetTextDatum(key)};
-	char	   *stored_request;
-	char	   *code_name;
-	char	   *message;
-	bool		isnull;
-	int64		booking_id;
-	int32		http_status;
-	BookingCode code;
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData skey;
+	HeapTuple	tuple;
+	Datum		values[KEY_COLUMNS];
+	bool		nulls[KEY_COLUMNS];
+	bool		found = false;
 
-	if (BookingExecuteCommitted(&probe_plan, values, NULL, 1) == 0)
-		return false;
-
-	stored_request = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	if (strcmp(stored_request, request) != 0)
+	rel = table_open(KeyRelid("idempotency_keys"), AccessShareLock);
+	if (RelationGetDescr(rel)->natts != KEY_COLUMNS)
+		elog(ERROR, "booking.idempotency_keys does not have the expected columns");
+	ScanKeyInit(&skey, KEY_ATT_KEY, BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(key));
+	scan = systable_beginscan(rel, KeyRelid("idempotency_keys_pkey"), true,
+							  SnapshotSelf, 1, &skey);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
 	{
-		BookingSetResult(res, BOOKING_IDEMPOTENCY_MISMATCH, -1,
-						 "This idempotency key was already used for a different request; use a new key for a new request.");
-		return true;
+		char	   *code_name;
+		BookingCode code;
+
+		found = true;
+		heap_deform_tuple(tuple, RelationGetDescr(rel), values, nulls);
+		if (strcmp(TextDatumGetCString(values[KEY_ATT_REQUEST - 1]), request) != 0)
+			BookingSetResult(res, BOOKING_IDEMPOTENCY_MISMATCH, -1,
+							 "This idempotency key was already used for a different request; use a new key for a new request.");
+		else
+		{
+			code_name = TextDatumGetCString(values[KEY_ATT_CODE - 1]);
+			if (strcmp(code_name, "ok") == 0)
+				code = DatumGetInt32(values[KEY_ATT_HTTP_STATUS - 1]) == 201 ?
+					BOOKING_CREATED : BOOKING_DONE;
+			else if (!BookingCodeFromName(code_name, &code))
+				elog(ERROR, "unknown result code \"%s\" stored for an idempotency key", code_name);
+			BookingSetResult(res, code,
+							 nulls[KEY_ATT_BOOKING_ID - 1] ? -1 : DatumGetInt64(values[KEY_ATT_BOOKING_ID - 1]),
+							 "%s", TextDatumGetCString(values[KEY_ATT_MESSAGE - 1]));
+			res->replayed = true;
+		}
 	}
-
-	code_name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
-	booking_id = BookingGetInt64(0, 3, &isnull);
-	http_status = BookingGetInt32(0, 4, NULL);
-	message = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 5);
-
-	if (strcmp(code_name, "ok") == 0)
-		code = http_status == 201 ? BOOKING_CREATED : BOOKING_DONE;
-	else if (!BookingCodeFromName(code_name, &code))
-		elog(ERROR, "unknown result code \"%s\" stored for an idempotency key", code_name);
-
-	BookingSetResult(res, code, isnull ? -1 : booking_id, "%s", message);
-	res->replayed = true;
-	return true;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
 }
 
 void

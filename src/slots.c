@@ -41,7 +41,7 @@ static BookingPlan free_slots_plan = {
  * changes, and an index-only scan cannot run on a non-MVCC snapshot.
  */
 static BookingPlan free_slots_committed_plan = {
-	FREE_SLOTS_QUERY, 3, {INT8OID, TSTZRANGEOID, TSTZRANGEOID}, NULL, true
+	FREE_SLOTS_QUERY, 3, {INT8OID, TSTZRANGEOID, TSTZRANGEOID}
 };
 
 /* the gaps, in time order; the caller filters them by length */

@@ -77,30 +77,22 @@ BookingExecuteLatest(BookingPlan *plan, Datum *values, const char *nulls, long t
  * Runs a read-only plan on the latest committed rows with SnapshotSelf,
  * which is not an MVCC snapshot and so takes no SSI predicate locks: a read
  * here cannot make a SERIALIZABLE caller fail at commit.  A non-MVCC index
- * scan can miss a row that is being updated, so this is only for rows that
- * are never updated (idempotency keys) and for hints (the next free slot).
+ * scan can miss a row that is being updated, so this is only for hints
+ * (the next free slot).
  */
 int
 BookingExecuteCommitted(BookingPlan *plan, Datum *values, const char *nulls, long tcount)
 {
 	int			rc;
-	int			nestlevel = -1;
+	int			nestlevel = NewGUCNestLevel();
 
-	/*
-	 * An index-only scan trusts the visibility map, which needs MVCC.  A
-	 * plan that reads a column no index has cannot be one, and skips this.
-	 */
-	if (plan->index_only)
-	{
-		nestlevel = NewGUCNestLevel();
-		(void) set_config_option("enable_indexonlyscan", "off", PGC_USERSET, PGC_S_SESSION,
-								 GUC_ACTION_SAVE, true, 0, false);
-	}
+	/* an index-only scan trusts the visibility map, which needs MVCC */
+	(void) set_config_option("enable_indexonlyscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	rc = SPI_execute_snapshot(PlanFor(plan), values, nulls,
 							  SnapshotSelf, InvalidSnapshot,
 							  true, false, tcount);
-	if (nestlevel >= 0)
-		AtEOXact_GUC(true, nestlevel);
+	AtEOXact_GUC(true, nestlevel);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_snapshot failed for \"%s\": %s",
 			 plan->sql, SPI_result_code_string(rc));
