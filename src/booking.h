@@ -162,6 +162,21 @@ extern void BookingStoreKey(const char *key, const char *request, const BookingR
 extern int64 BookingPurgeKeys(TimestampTz now, int32 batch);
 extern char *BookingRequestString(const char *fn, int nfields, const char *const *fields);
 
+/*
+ * seat.c: the booking row a seat sale writes.  Every statement that takes
+ * seats and writes that row in one go numbers its parameters alike: $1 the
+ * resource, $2 the quantity, $3 the guest, $4 the hold's expiry (NULL: none),
+ * $5 the time of the call, $6 the validity range; BookingSeatRowValues
+ * fills them.  "from" names a CTE that yields one row when the seats were
+ * taken, none when they were not.
+ */
+#define BOOKING_SEAT_ROW_PARAMS 6
+#define BOOKING_INSERT_SEAT_ROW(from) \
+	"INSERT INTO booking.bookings " \
+	"(resource_id, guest, quantity, status, expires_at, created_at, validity) " \
+	"SELECT $1, $3, $2, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status " \
+	"ELSE 'pending'::booking.status END, $4, $5, $6 FROM " from " RETURNING id"
+
 /* seat.c: counter upkeep shared with the hold lifecycle */
 extern int32 BookingReclaimLapsedSeats(int64 resource, TimestampTz now);
 extern void BookingWriteTaken(int64 resource, int32 taken);
@@ -177,8 +192,9 @@ typedef enum BookingStripeTake
 
 extern void BookingStripesRemember(int64 resource, int32 stripes);
 extern int32 BookingStripesHint(int64 resource);
-extern BookingLockOutcome BookingStripesTakeFast(int64 resource, int32 quantity, int32 stripes,
-												 int timeout_ms);
+extern BookingLockOutcome BookingStripesTakeFast(const Datum *row, const char *row_nulls,
+												 int32 stripes, int timeout_ms,
+												 int64 *booking_id);
 extern BookingStripeTake BookingStripesTakeLocked(BookingResource *r, int32 quantity,
 												  int timeout_ms, TimestampTz now,
 												  int64 *free_left);

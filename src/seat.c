@@ -36,12 +36,13 @@ static BookingPlan write_taken_plan = {
 	"UPDATE booking.resources SET taken = $2 WHERE id OPERATOR(pg_catalog.=) $1",
 	2, {INT8OID, INT4OID}
 };
+/* the booking row alone, for the paths that take the seats otherwise */
 static BookingPlan insert_plan = {
 	"INSERT INTO booking.bookings "
 	"(resource_id, guest, quantity, status, expires_at, created_at, validity) "
-	"VALUES ($1, $2, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
+	"VALUES ($1, $3, $2, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
 	"ELSE 'pending'::booking.status END, $4, $5, $6) RETURNING id",
-	6, {INT8OID, TEXTOID, INT4OID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID}
+	6, {INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID}
 };
 
 /*
@@ -54,18 +55,14 @@ static BookingPlan insert_plan = {
 	"AND b.status OPERATOR(pg_catalog.=) 'pending'::booking.status " \
 	"AND b.expires_at OPERATOR(pg_catalog.<=) $2 AND b.during IS NULL)"
 
-/* what the peek reads: the counter, lapsed holds, the layout */
-#define PEEK_COLUMNS \
-	"r.capacity, r.taken, CASE WHEN r.stripes OPERATOR(pg_catalog.<=) 1 " \
-	"AND CAST(r.taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $3 OPERATOR(pg_catalog.>) r.capacity " \
-	"THEN " LAPSED_SEATS " ELSE false END, r.stripes, " \
-	/* striped: is there a stripe that can serve the quantity alone? */ \
-	"r.stripes OPERATOR(pg_catalog.>) 1 AND EXISTS (SELECT 1 FROM booking.resource_stripes s " \
-	"WHERE s.resource_id OPERATOR(pg_catalog.=) $1 AND s.free OPERATOR(pg_catalog.>=) $3) " \
-	"FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) $1"
-
 static BookingPlan peek_plan = {
-	"SELECT " PEEK_COLUMNS,
+	"SELECT r.capacity, r.taken, CASE WHEN r.stripes OPERATOR(pg_catalog.<=) 1 "
+	"AND CAST(r.taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $3 OPERATOR(pg_catalog.>) r.capacity "
+	"THEN " LAPSED_SEATS " ELSE false END, r.stripes, "
+	/* striped: is there a stripe that can serve the quantity alone? */
+	"r.stripes OPERATOR(pg_catalog.>) 1 AND EXISTS (SELECT 1 FROM booking.resource_stripes s "
+	"WHERE s.resource_id OPERATOR(pg_catalog.=) $1 AND s.free OPERATOR(pg_catalog.>=) $3) "
+	"FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) $1",
 	3, {INT8OID, TIMESTAMPTZOID, INT4OID}
 };
 
@@ -77,31 +74,37 @@ static BookingPlan striped_peek_plan = {
 };
 
 /*
- * Lock without waiting and take the seats in one statement.  The row is
- * locked only when the seats looked there, so a refusal takes no lock (and
- * no commit flush).  The first column says whether we hold the lock, the
- * second is the new count when the seats were taken; the rest is the peek
- * above, as of the statement's start, for when they were not.  No row: the
- * resource does not exist.
+ * Lock without waiting and take the seats in one statement ($1 and $2 of
+ * booking.h).  The row is locked only when the seats looked there, so a
+ * refusal takes no lock (and no commit flush).  No row: another transaction
+ * holds the lock, the seats looked short, or the resource is striped or
+ * unknown.  A NULL: we hold the lock but the seats were gone by then.  The
+ * booking row follows in a statement of its own: under contention this one
+ * mostly finds the row held, and an INSERT here would be set up for nothing.
  */
 static BookingPlan take_now_plan = {
 	"WITH l AS (SELECT id, capacity, taken FROM booking.resources "
 	"WHERE id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 "
-	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $3 OPERATOR(pg_catalog.<=) capacity "
+	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
 	"FOR NO KEY UPDATE SKIP LOCKED), "
-	"u AS (UPDATE booking.resources r SET taken = l.taken OPERATOR(pg_catalog.+) $3 FROM l "
+	"u AS (UPDATE booking.resources r SET taken = l.taken OPERATOR(pg_catalog.+) $2 FROM l "
 	"WHERE r.id OPERATOR(pg_catalog.=) l.id "
-	"AND CAST(l.taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $3 OPERATOR(pg_catalog.<=) l.capacity RETURNING r.taken) "
-	"SELECT EXISTS (SELECT 1 FROM l), (SELECT u.taken FROM u), " PEEK_COLUMNS,
-	3, {INT8OID, TIMESTAMPTZOID, INT4OID}
+	"AND CAST(l.taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) l.capacity RETURNING r.taken) "
+	"SELECT (SELECT u.taken FROM u) FROM l",
+	6, {INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID}
 };
 
-/* the same decision after waiting for the lock (the statement may wait) */
+/*
+ * The same decision after waiting for the lock (the statement may wait),
+ * and the booking row with it: the lock is held from here to the commit,
+ * so the less that follows, the sooner the next buyer gets the row.
+ */
 static BookingPlan take_wait_plan = {
-	"UPDATE booking.resources SET taken = taken OPERATOR(pg_catalog.+) $2 "
+	"WITH u AS (UPDATE booking.resources SET taken = taken OPERATOR(pg_catalog.+) $2 "
 	"WHERE id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 "
-	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity RETURNING taken",
-	2, {INT8OID, INT4OID}
+	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
+	"RETURNING id) " BOOKING_INSERT_SEAT_ROW("u"),
+	6, {INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID}
 };
 
 typedef enum TakeOutcome
@@ -113,13 +116,6 @@ typedef enum TakeOutcome
 	SEATS_RETRY
 } TakeOutcome;
 
-typedef struct TakeArgs
-{
-	int64		resource;
-	int32		quantity;
-	bool		taken;
-} TakeArgs;
-
 typedef struct SeatRequest
 {
 	int64		resource;
@@ -129,7 +125,27 @@ typedef struct SeatRequest
 	int64		hold_us;
 	int			timeout_ms;
 	TimestampTz now;
+	TimestampTz expires_at;		/* of the hold */
+	Datum		row[BOOKING_SEAT_ROW_PARAMS];	/* $1..$6 of booking.h */
+	char		row_nulls[BOOKING_SEAT_ROW_PARAMS];
+	int64		booking_id;		/* -1 until a statement wrote the row */
 } SeatRequest;
+
+static void
+PrepareSeatRow(SeatRequest *req)
+{
+	req->expires_at = req->has_hold ? req->now + req->hold_us : 0;
+	req->row[0] = Int64GetDatum(req->resource);
+	req->row[1] = Int32GetDatum(req->quantity);
+	req->row[2] = PointerGetDatum(req->guest);
+	req->row[3] = TimestampTzGetDatum(req->expires_at);
+	req->row[4] = TimestampTzGetDatum(req->now);
+	req->row[5] = BookingMakeRange(req->now, req->expires_at, !req->has_hold);
+	memset(req->row_nulls, ' ', sizeof(req->row_nulls));
+	if (!req->has_hold)
+		req->row_nulls[3] = 'n';
+	req->booking_id = -1;
+}
 
 /*
  * Expires the lapsed seat holds of a resource whose row lock the caller
@@ -156,38 +172,26 @@ BookingWriteTaken(int64 resource, int32 taken)
 static void
 RunTakeWait(void *arg)
 {
-	TakeArgs   *ta = (TakeArgs *) arg;
-	Datum		values[2] = {Int64GetDatum(ta->resource), Int32GetDatum(ta->quantity)};
+	SeatRequest *req = (SeatRequest *) arg;
 
-	ta->taken = BookingExecute(&take_wait_plan, values, NULL, false, 1) == 1;
+	if (BookingExecute(&take_wait_plan, req->row, req->row_nulls, false, 1) == 1)
+		req->booking_id = BookingGetInt64(0, 1, NULL);
 }
 
 /*
  * Locks the counter row without waiting and takes the seats in the same
  * statement: SEATS_TAKEN, SEATS_SHORT (we hold the lock, the seats are not
  * there), or SEATS_ELSEWHERE (another transaction holds the row, the seats
- * looked short, or the resource is striped or unknown).  In the last case
- * *peeked says whether the statement's peek columns are there to read: at
- * READ COMMITTED its snapshot is as fresh as the peek's own.
+ * looked short, or the resource is striped or unknown: the peek tells which).
  */
 static TakeOutcome
-TakeNow(SeatRequest *req, bool *peeked)
+TakeNow(SeatRequest *req)
 {
-	Datum		values[3];
 	bool		isnull;
 
-	values[0] = Int64GetDatum(req->resource);
-	values[1] = TimestampTzGetDatum(req->now);
-	values[2] = Int32GetDatum(req->quantity);
-	*peeked = false;
-	if (BookingExecute(&take_now_plan, values, NULL, false, 1) == 0)
+	if (BookingExecute(&take_now_plan, req->row, req->row_nulls, false, 1) == 0)
 		return SEATS_ELSEWHERE;
-	if (!BookingGetBool(0, 1))
-	{
-		*peeked = !IsolationUsesXactSnapshot();
-		return SEATS_ELSEWHERE;
-	}
-	(void) BookingGetInt32(0, 2, &isnull);
+	(void) BookingGetInt32(0, 1, &isnull);
 	return isnull ? SEATS_SHORT : SEATS_TAKEN;
 }
 
@@ -199,14 +203,12 @@ TakeNow(SeatRequest *req, bool *peeked)
 static TakeOutcome
 TakeWaiting(SeatRequest *req)
 {
-	TakeArgs	ta = {req->resource, req->quantity, false};
-
 	if (req->timeout_ms == 0)
 		return SEATS_BUSY;
-	switch (BookingWaitGuarded(RunTakeWait, &ta, req->timeout_ms))
+	switch (BookingWaitGuarded(RunTakeWait, req, req->timeout_ms))
 	{
 		case BOOKING_LOCKED:
-			return ta.taken ? SEATS_TAKEN : SEATS_SHORT;
+			return req->booking_id >= 0 ? SEATS_TAKEN : SEATS_SHORT;
 		case BOOKING_LOCK_BUSY:
 			return SEATS_BUSY;
 		default:
@@ -300,10 +302,10 @@ AfterTake(SeatRequest *req, TakeOutcome outcome, BookingResult *res)
  * Takes the seats; false with res set when it did not.  The common case is
  * one statement: the counter row is free and has the seats.  Otherwise an
  * unlocked peek at the latest committed state answers sold_out, not_found
- * or "striped" without queueing behind the sale; at READ COMMITTED it comes
- * with that statement.  A resource this backend last saw striped goes to
- * its stripes first.  At SERIALIZABLE the attempts without waiting and the
- * peek are skipped: SSI would track them.
+ * or "striped" without queueing behind the sale.  A resource this backend
+ * last saw striped goes to its stripes first, where one statement takes the
+ * seats and writes the booking row.  At SERIALIZABLE the attempts without
+ * waiting and the peek are skipped: SSI would track them.
  */
 static bool
 TakeSeats(SeatRequest *req, BookingResult *res)
@@ -312,8 +314,6 @@ TakeSeats(SeatRequest *req, BookingResult *res)
 	int32		capacity;
 	int32		taken;
 	int32		stripes;
-	int			col = 0;		/* where the peek's columns start, less one */
-	bool		peeked = false;
 	TakeOutcome outcome = SEATS_ELSEWHERE;
 	bool		serializable = IsolationIsSerializable();
 
@@ -323,7 +323,7 @@ TakeSeats(SeatRequest *req, BookingResult *res)
 
 		if (hinted > 1)
 		{
-			switch (BookingStripesTakeFast(req->resource, req->quantity, hinted, 0))
+			switch (BookingStripesTakeFast(req->row, req->row_nulls, hinted, 0, &req->booking_id))
 			{
 				case BOOKING_LOCKED:
 					return true;
@@ -339,7 +339,7 @@ TakeSeats(SeatRequest *req, BookingResult *res)
 
 	if (!serializable || req->timeout_ms == 0)
 	{
-		outcome = TakeNow(req, &peeked);
+		outcome = TakeNow(req);
 		if (outcome != SEATS_ELSEWHERE)
 			return AfterTake(req, outcome, res);
 	}
@@ -349,20 +349,18 @@ TakeSeats(SeatRequest *req, BookingResult *res)
 	values[0] = Int64GetDatum(req->resource);
 	values[1] = TimestampTzGetDatum(req->now);
 	values[2] = Int32GetDatum(req->quantity);
-	if (peeked)
-		col = 2;
-	else if (BookingExecuteLatest(&peek_plan, values, NULL, 1) == 0)
+	if (BookingExecuteLatest(&peek_plan, values, NULL, 1) == 0)
 	{
 		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource);
 		return false;
 	}
-	capacity = BookingGetInt32(0, col + 1, NULL);
-	taken = BookingGetInt32(0, col + 2, NULL);
-	stripes = BookingGetInt32(0, col + 4, NULL);
+	capacity = BookingGetInt32(0, 1, NULL);
+	taken = BookingGetInt32(0, 2, NULL);
+	stripes = BookingGetInt32(0, 4, NULL);
 	BookingStripesRemember(req->resource, stripes);
 	if (stripes <= 1)
 	{
-		if ((int64) taken + req->quantity > capacity && !BookingGetBool(0, col + 3))
+		if ((int64) taken + req->quantity > capacity && !BookingGetBool(0, 3))
 		{
 			SetSoldOut(res, req, capacity, taken);
 			return false;
@@ -371,7 +369,7 @@ TakeSeats(SeatRequest *req, BookingResult *res)
 	}
 
 	/* hot inventory */
-	if (!BookingGetBool(0, col + 5))
+	if (!BookingGetBool(0, 5))
 	{
 		int32		free;
 
@@ -383,7 +381,8 @@ TakeSeats(SeatRequest *req, BookingResult *res)
 			return false;
 		}
 	}
-	switch (BookingStripesTakeFast(req->resource, req->quantity, stripes, req->timeout_ms))
+	switch (BookingStripesTakeFast(req->row, req->row_nulls, stripes, req->timeout_ms,
+								   &req->booking_id))
 	{
 		case BOOKING_LOCKED:
 			return true;
@@ -401,35 +400,26 @@ static void
 ReserveSeatBody(void *state, BookingResult *res)
 {
 	SeatRequest *req = (SeatRequest *) state;
-	Datum		values[6];
-	char		nulls[6] = "      ";
-	TimestampTz expires_at = 0;
-	int64		booking_id;
 
+	PrepareSeatRow(req);
 	if (!TakeSeats(req, res))
 		return;
 
-	if (req->has_hold)
-		expires_at = req->now + req->hold_us;
-	values[0] = Int64GetDatum(req->resource);
-	values[1] = PointerGetDatum(req->guest);
-	values[2] = Int32GetDatum(req->quantity);
-	values[3] = TimestampTzGetDatum(expires_at);
-	if (!req->has_hold)
-		nulls[3] = 'n';
-	values[4] = TimestampTzGetDatum(req->now);
-	values[5] = BookingMakeRange(req->now, expires_at, !req->has_hold);
-	(void) BookingExecute(&insert_plan, values, nulls, false, 1);
-	booking_id = BookingGetInt64(0, 1, NULL);
+	/* the slow paths take the seats without writing the row */
+	if (req->booking_id < 0)
+	{
+		(void) BookingExecute(&insert_plan, req->row, req->row_nulls, false, 1);
+		req->booking_id = BookingGetInt64(0, 1, NULL);
+	}
 
 	if (req->has_hold)
-		BookingSetResult(res, BOOKING_CREATED, booking_id,
+		BookingSetResult(res, BOOKING_CREATED, req->booking_id,
 						 "Held %d %s on resource %lld until %s; confirm before then.",
 						 req->quantity, req->quantity == 1 ? "seat" : "seats",
 						 (long long) req->resource,
-						 timestamptz_to_str(expires_at));
+						 timestamptz_to_str(req->expires_at));
 	else
-		BookingSetResult(res, BOOKING_CREATED, booking_id,
+		BookingSetResult(res, BOOKING_CREATED, req->booking_id,
 						 "Reserved %d %s on resource %lld.",
 						 req->quantity, req->quantity == 1 ? "seat" : "seats",
 						 (long long) req->resource);

@@ -39,21 +39,25 @@ PG_FUNCTION_INFO_V1(booking_set_stripes);
 /* spread concurrent buyers: each starts at its own stripe */
 #define STRIPE_ORDER "ORDER BY (stripe OPERATOR(pg_catalog.+) $3) OPERATOR(pg_catalog.%) $4"
 
+/* $1..$6 are the booking row's (booking.h); $7 the offset, $8 the stripes */
 static BookingPlan take_one_plan = {
 	"WITH c AS MATERIALIZED (SELECT stripe FROM booking.resource_stripes "
 	"WHERE resource_id OPERATOR(pg_catalog.=) $1 AND free OPERATOR(pg_catalog.>=) $2 "
-	STRIPE_ORDER " LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED) "
-	"UPDATE booking.resource_stripes s SET free = s.free OPERATOR(pg_catalog.-) $2 FROM c "
+	"ORDER BY (stripe OPERATOR(pg_catalog.+) $7) OPERATOR(pg_catalog.%) $8 "
+	"LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED), "
+	"u AS (UPDATE booking.resource_stripes s SET free = s.free OPERATOR(pg_catalog.-) $2 FROM c "
 	"WHERE s.resource_id OPERATOR(pg_catalog.=) $1 AND s.stripe OPERATOR(pg_catalog.=) c.stripe "
-	"RETURNING s.stripe",
-	4, {INT8OID, INT4OID, INT4OID, INT4OID}
+	"RETURNING s.stripe) "
+	BOOKING_INSERT_SEAT_ROW("u"),
+	8, {INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT4OID, INT4OID}
 };
 static BookingPlan take_wait_plan = {
-	"UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.-) $2 "
+	"WITH u AS (UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.-) $2 "
 	"WHERE resource_id OPERATOR(pg_catalog.=) $1 "
-	"AND stripe OPERATOR(pg_catalog.=) ($3 OPERATOR(pg_catalog.%) $4) "
-	"AND free OPERATOR(pg_catalog.>=) $2 RETURNING stripe",
-	4, {INT8OID, INT4OID, INT4OID, INT4OID}
+	"AND stripe OPERATOR(pg_catalog.=) ($7 OPERATOR(pg_catalog.%) $8) "
+	"AND free OPERATOR(pg_catalog.>=) $2 RETURNING stripe) "
+	BOOKING_INSERT_SEAT_ROW("u"),
+	8, {INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT4OID, INT4OID}
 };
 static BookingPlan lock_one_plan = {
 	"SELECT stripe FROM booking.resource_stripes WHERE resource_id OPERATOR(pg_catalog.=) $1 "
@@ -148,7 +152,9 @@ StripeOffset(int32 stripes)
 typedef struct TakeOneArgs
 {
 	BookingPlan *plan;
-	Datum		values[4];
+	Datum		values[BOOKING_SEAT_ROW_PARAMS + 2];
+	char		nulls[BOOKING_SEAT_ROW_PARAMS + 2];
+	int64		booking_id;
 } TakeOneArgs;
 
 static bool
@@ -156,14 +162,19 @@ RunTakeOne(void *arg)
 {
 	TakeOneArgs *ta = (TakeOneArgs *) arg;
 
-	return BookingExecute(ta->plan, ta->values, NULL, false, 1) == 1;
+	if (BookingExecute(ta->plan, ta->values, ta->nulls, false, 1) != 1)
+		return false;
+	ta->booking_id = BookingGetInt64(0, 1, NULL);
+	return true;
 }
 
 /*
- * Takes quantity from one stripe: first any unlocked stripe that has it,
- * then, if the caller may wait, the stripe at the caller's own offset.
- * Returns BOOKING_LOCKED when the seats were taken, BOOKING_LOCK_NOT_FOUND
- * when no single stripe could serve them (the slow path decides), or busy.
+ * Takes the seats from one stripe and writes the booking row (row: the
+ * parameters of booking.h) in the same statement: first from any unlocked
+ * stripe that has them, then, if the caller may wait, from the stripe at
+ * the caller's own offset.  Returns BOOKING_LOCKED with *booking_id when
+ * the seats were taken, BOOKING_LOCK_NOT_FOUND when no single stripe could
+ * serve them (the slow path decides), or busy.
  *
  * Each attempt runs in a subtransaction that is rolled back when nothing was
  * taken.  A row lock is taken before the "free >= quantity" recheck on the
@@ -172,7 +183,8 @@ RunTakeOne(void *arg)
  * resource row while the slow path's owner waits for that stripe.
  */
 BookingLockOutcome
-BookingStripesTakeFast(int64 resource, int32 quantity, int32 stripes, int timeout_ms)
+BookingStripesTakeFast(const Datum *row, const char *row_nulls, int32 stripes,
+					   int timeout_ms, int64 *booking_id)
 {
 	TakeOneArgs ta;
 	bool		taken = false;
@@ -180,13 +192,18 @@ BookingStripesTakeFast(int64 resource, int32 quantity, int32 stripes, int timeou
 	int			nestlevel;
 
 	ta.plan = &take_one_plan;
-	ta.values[0] = Int64GetDatum(resource);
-	ta.values[1] = Int32GetDatum(quantity);
-	ta.values[2] = Int32GetDatum(StripeOffset(stripes));
-	ta.values[3] = Int32GetDatum(Max(stripes, 1));
+	memcpy(ta.values, row, sizeof(Datum) * BOOKING_SEAT_ROW_PARAMS);
+	memcpy(ta.nulls, row_nulls, BOOKING_SEAT_ROW_PARAMS);
+	ta.values[6] = Int32GetDatum(StripeOffset(stripes));
+	ta.values[7] = Int32GetDatum(Max(stripes, 1));
+	ta.nulls[6] = ta.nulls[7] = ' ';
+	ta.booking_id = -1;
 	outcome = BookingRunGuardedTry(RunTakeOne, &ta, &taken);
 	if (outcome == BOOKING_GUARD_DONE && taken)
+	{
+		*booking_id = ta.booking_id;
 		return BOOKING_LOCKED;
+	}
 	if (outcome != BOOKING_GUARD_DONE)
 		return outcome == BOOKING_GUARD_BUSY ? BOOKING_LOCK_BUSY : BOOKING_LOCK_RETRY;
 	if (timeout_ms == 0)
@@ -198,7 +215,10 @@ BookingStripesTakeFast(int64 resource, int32 quantity, int32 stripes, int timeou
 	outcome = BookingRunGuardedTry(RunTakeOne, &ta, &taken);
 	BookingPopLockTimeout(nestlevel);
 	if (outcome == BOOKING_GUARD_DONE)
+	{
+		*booking_id = ta.booking_id;
 		return taken ? BOOKING_LOCKED : BOOKING_LOCK_NOT_FOUND;
+	}
 	return outcome == BOOKING_GUARD_BUSY ? BOOKING_LOCK_BUSY : BOOKING_LOCK_RETRY;
 }
 
