@@ -166,9 +166,8 @@ extern char *BookingRequestString(const char *fn, int nfields, const char *const
  * seat.c: the booking row a seat sale writes.  Every statement that takes
  * seats and writes that row in one go numbers its parameters alike: $1 the
  * resource, $2 the quantity, $3 the guest, $4 the hold's expiry (NULL: none),
- * $5 the time of the call, $6 the validity range; BookingSeatRowValues
- * fills them.  "from" names a CTE that yields one row when the seats were
- * taken, none when they were not.
+ * $5 the time of the call, $6 the validity range.  "from" names a CTE that
+ * yields one row when the seats were taken, none when they were not.
  */
 #define BOOKING_SEAT_ROW_PARAMS 6
 #define BOOKING_INSERT_SEAT_ROW(from) \

@@ -30,6 +30,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
@@ -105,15 +106,6 @@ BookingLockKey(const char *key, int timeout_ms)
 #define KEY_ATT_HTTP_STATUS 6
 #define KEY_ATT_MESSAGE 7
 
-static Oid
-KeyRelid(const char *name)
-{
-	Oid			relid = get_relname_relid(name, get_namespace_oid("booking", false));
-
-	if (!OidIsValid(relid))
-		elog(ERROR, "relation booking.%s does not exist", name);
-	return relid;
-}
 
 /*
  * Looks the key up.  Returns true with res filled when the key was used
@@ -125,6 +117,8 @@ KeyRelid(const char *name)
 bool
 BookingReplayKey(const char *key, const char *request, BookingResult *res)
 {
+	Oid			relid;
+	Oid			pkey;
 	Relation	rel;
 	SysScanDesc scan;
 	ScanKeyData skey;
@@ -133,12 +127,15 @@ BookingReplayKey(const char *key, const char *request, BookingResult *res)
 	bool		nulls[KEY_COLUMNS];
 	bool		found = false;
 
-	rel = table_open(KeyRelid("idempotency_keys"), AccessShareLock);
-	if (RelationGetDescr(rel)->natts != KEY_COLUMNS)
-		elog(ERROR, "booking.idempotency_keys does not have the expected columns");
+	relid = get_relname_relid("idempotency_keys", get_namespace_oid("booking", false));
+	if (!OidIsValid(relid))
+		elog(ERROR, "relation booking.idempotency_keys does not exist");
+	rel = table_open(relid, AccessShareLock);
+	pkey = RelationGetPrimaryKeyIndex(rel);
+	if (RelationGetDescr(rel)->natts != KEY_COLUMNS || !OidIsValid(pkey))
+		elog(ERROR, "booking.idempotency_keys does not have the expected columns and primary key");
 	ScanKeyInit(&skey, KEY_ATT_KEY, BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(key));
-	scan = systable_beginscan(rel, KeyRelid("idempotency_keys_pkey"), true,
-							  SnapshotSelf, 1, &skey);
+	scan = systable_beginscan(rel, pkey, true, SnapshotSelf, 1, &skey);
 	tuple = systable_getnext(scan);
 	if (HeapTupleIsValid(tuple))
 	{

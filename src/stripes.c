@@ -36,10 +36,10 @@ PG_FUNCTION_INFO_V1(booking_set_stripes);
 
 #define BOOKING_MAX_STRIPES 64
 
-/* spread concurrent buyers: each starts at its own stripe */
-#define STRIPE_ORDER "ORDER BY (stripe OPERATOR(pg_catalog.+) $3) OPERATOR(pg_catalog.%) $4"
-
-/* $1..$6 are the booking row's (booking.h); $7 the offset, $8 the stripes */
+/*
+ * $1..$6 are the booking row's (booking.h); $7 the offset, $8 the stripes.
+ * Each buyer starts at its own stripe, so concurrent buyers spread out.
+ */
 static BookingPlan take_one_plan = {
 	"WITH c AS MATERIALIZED (SELECT stripe FROM booking.resource_stripes "
 	"WHERE resource_id OPERATOR(pg_catalog.=) $1 AND free OPERATOR(pg_catalog.>=) $2 "
