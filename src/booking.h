@@ -167,9 +167,12 @@ extern char *BookingRequestString(const char *fn, int nfields, const char *const
  * seats and writes that row in one go numbers its parameters alike: $1 the
  * resource, $2 the quantity, $3 the guest, $4 the hold's expiry (NULL: none),
  * $5 the time of the call, $6 the validity range.  "from" names a CTE that
- * yields one row when the seats were taken, none when they were not.
+ * yields one row when the seats were taken, none when they were not (or a
+ * one-row subquery, to write the row alone).
  */
 #define BOOKING_SEAT_ROW_PARAMS 6
+#define BOOKING_SEAT_ROW_TYPES \
+	INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID
 #define BOOKING_INSERT_SEAT_ROW(from) \
 	"INSERT INTO booking.bookings " \
 	"(resource_id, guest, quantity, status, expires_at, created_at, validity) " \

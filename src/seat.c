@@ -38,11 +38,8 @@ static BookingPlan write_taken_plan = {
 };
 /* the booking row alone, for the paths that take the seats otherwise */
 static BookingPlan insert_plan = {
-	"INSERT INTO booking.bookings "
-	"(resource_id, guest, quantity, status, expires_at, created_at, validity) "
-	"VALUES ($1, $3, $2, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
-	"ELSE 'pending'::booking.status END, $4, $5, $6) RETURNING id",
-	6, {INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID}
+	BOOKING_INSERT_SEAT_ROW("(SELECT) AS one"),
+	BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}
 };
 
 /*
@@ -91,7 +88,7 @@ static BookingPlan take_now_plan = {
 	"WHERE r.id OPERATOR(pg_catalog.=) l.id "
 	"AND CAST(l.taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) l.capacity RETURNING r.taken) "
 	"SELECT (SELECT u.taken FROM u) FROM l",
-	6, {INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID}
+	BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}
 };
 
 /*
@@ -104,7 +101,7 @@ static BookingPlan take_wait_plan = {
 	"WHERE id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 "
 	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
 	"RETURNING id) " BOOKING_INSERT_SEAT_ROW("u"),
-	6, {INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID}
+	BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}
 };
 
 typedef enum TakeOutcome

@@ -49,7 +49,7 @@ static BookingPlan take_one_plan = {
 	"WHERE s.resource_id OPERATOR(pg_catalog.=) $1 AND s.stripe OPERATOR(pg_catalog.=) c.stripe "
 	"RETURNING s.stripe) "
 	BOOKING_INSERT_SEAT_ROW("u"),
-	8, {INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT4OID, INT4OID}
+	BOOKING_SEAT_ROW_PARAMS + 2, {BOOKING_SEAT_ROW_TYPES, INT4OID, INT4OID}
 };
 static BookingPlan take_wait_plan = {
 	"WITH u AS (UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.-) $2 "
@@ -57,7 +57,7 @@ static BookingPlan take_wait_plan = {
 	"AND stripe OPERATOR(pg_catalog.=) ($7 OPERATOR(pg_catalog.%) $8) "
 	"AND free OPERATOR(pg_catalog.>=) $2 RETURNING stripe) "
 	BOOKING_INSERT_SEAT_ROW("u"),
-	8, {INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT4OID, INT4OID}
+	BOOKING_SEAT_ROW_PARAMS + 2, {BOOKING_SEAT_ROW_TYPES, INT4OID, INT4OID}
 };
 static BookingPlan lock_one_plan = {
 	"SELECT stripe FROM booking.resource_stripes WHERE resource_id OPERATOR(pg_catalog.=) $1 "
