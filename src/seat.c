@@ -354,7 +354,11 @@ TakeSeats(SeatRequest *req, BookingResult *res)
 	capacity = BookingGetInt32(0, 1, NULL);
 	taken = BookingGetInt32(0, 2, NULL);
 	stripes = BookingGetInt32(0, 4, NULL);
-	BookingStripesRemember(req->resource, stripes);
+	/*
+	 * Go to the stripes first next time only while one can serve: once they
+	 * run dry, a sold-out answer should not pay for a failed attempt first.
+	 */
+	BookingStripesRemember(req->resource, BookingGetBool(0, 5) ? stripes : 0);
 	if (stripes <= 1)
 	{
 		if ((int64) taken + req->quantity > capacity && !BookingGetBool(0, 3))

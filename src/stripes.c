@@ -106,9 +106,10 @@ static BookingPlan set_layout_plan = {
 };
 
 /*
- * The resources this backend last saw striped, so that a buyer of a hot
- * striped session goes straight to its stripes.  Only a hint: a stale entry
- * costs one attempt that finds no stripe, and the buyer forgets it.
+ * The resources this backend last saw striped with a stripe that could
+ * serve, so that a buyer of a hot striped session goes straight to its
+ * stripes.  Only a hint: a stale entry costs one attempt that finds no
+ * stripe, and the buyer forgets it.
  */
 #define STRIPE_HINTS 64
 
