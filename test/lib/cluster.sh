@@ -3,7 +3,10 @@
 # private throwaway PostgreSQL 15 cluster as the postgres user: its own data
 # dir, socket dir and port. It never touches a cluster it did not create.
 
-BOOKING_PG_BIN=/usr/lib/postgresql/15/bin
+# BOOKING_PG_BIN may name the bin/ of a relocated copy of PostgreSQL 15, so that
+# several checkouts can build, install and test side by side without sharing
+# one installed booking.so
+BOOKING_PG_BIN=${BOOKING_PG_BIN:-/usr/lib/postgresql/15/bin}
 
 booking_need_packages() {
 	local pkgs="postgresql-15 postgresql-server-dev-15 postgresql-contrib-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl make gcc $*"
