@@ -4,6 +4,50 @@
 
 \echo Use "CREATE EXTENSION booking CASCADE" to load this file. \quit
 
+-- The schema must be trustworthy before anything is created in it: a
+-- non-superuser who owns it (or may create in it) could drop it with every
+-- booking, or plant objects (an overload of reserve_seat, say) that the
+-- documented calls would then run, as a superuser when an admin tries them.
+DO $check$
+DECLARE
+    owner_name name;
+    owner_super boolean;
+BEGIN
+    SELECT r.rolname, r.rolsuper INTO owner_name, owner_super
+      FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) n.nspowner
+     WHERE n.nspname OPERATOR(pg_catalog.=) 'booking';
+    IF NOT owner_super THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = pg_catalog.format('schema "booking" is owned by role %I, which is not a superuser', owner_name),
+            DETAIL = 'The owner of the schema could drop every booking or plant objects that the booking calls would run.',
+            HINT = 'Drop the schema, or give it to a superuser (ALTER SCHEMA booking OWNER TO ...), then CREATE EXTENSION booking again.';
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
+                LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.grantee
+                WHERE n.nspname OPERATOR(pg_catalog.=) 'booking' AND a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'
+                  AND NOT COALESCE(r.rolsuper, false)) THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = 'schema "booking" lets a role that is not a superuser create objects in it',
+            HINT = 'REVOKE CREATE ON SCHEMA booking FROM that role (or PUBLIC), then CREATE EXTENSION booking again.';
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_class WHERE relnamespace OPERATOR(pg_catalog.=) 'booking'::pg_catalog.regnamespace)
+       OR EXISTS (SELECT 1 FROM pg_catalog.pg_proc WHERE pronamespace OPERATOR(pg_catalog.=) 'booking'::pg_catalog.regnamespace)
+       OR EXISTS (SELECT 1 FROM pg_catalog.pg_type WHERE typnamespace OPERATOR(pg_catalog.=) 'booking'::pg_catalog.regnamespace)
+       OR EXISTS (SELECT 1 FROM pg_catalog.pg_operator WHERE oprnamespace OPERATOR(pg_catalog.=) 'booking'::pg_catalog.regnamespace)
+       OR EXISTS (SELECT 1 FROM pg_catalog.pg_collation WHERE collnamespace OPERATOR(pg_catalog.=) 'booking'::pg_catalog.regnamespace)
+       OR EXISTS (SELECT 1 FROM pg_catalog.pg_conversion WHERE connamespace OPERATOR(pg_catalog.=) 'booking'::pg_catalog.regnamespace)
+       OR EXISTS (SELECT 1 FROM pg_catalog.pg_opfamily WHERE opfnamespace OPERATOR(pg_catalog.=) 'booking'::pg_catalog.regnamespace)
+       OR EXISTS (SELECT 1 FROM pg_catalog.pg_ts_config WHERE cfgnamespace OPERATOR(pg_catalog.=) 'booking'::pg_catalog.regnamespace)
+       OR EXISTS (SELECT 1 FROM pg_catalog.pg_ts_dict WHERE dictnamespace OPERATOR(pg_catalog.=) 'booking'::pg_catalog.regnamespace)
+       OR EXISTS (SELECT 1 FROM pg_catalog.pg_statistic_ext WHERE stxnamespace OPERATOR(pg_catalog.=) 'booking'::pg_catalog.regnamespace) THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = 'schema "booking" already contains objects',
+            DETAIL = 'The extension creates its objects in an empty schema only, so that nothing in it was put there by someone else.',
+            HINT = 'Drop the schema or move its objects elsewhere, then CREATE EXTENSION booking again.';
+    END IF;
+END
+$check$;
+
 -- Every object lives in schema booking (created by CREATE EXTENSION from the
 -- control file).  The C code refers to these objects by qualified name, so
 -- the extension is not relocatable.
@@ -50,9 +94,25 @@ CREATE TABLE booking.resources (
 ALTER SEQUENCE booking.resources_id_seq OWNED BY booking.resources.id;
 CREATE INDEX resources_pool_idx ON booking.resources (pool_id, id) WHERE pool_id IS NOT NULL;
 
+CREATE FUNCTION booking.refuse_resource_delete()
+    RETURNS trigger
+    AS 'MODULE_PATHNAME', 'booking_refuse_resource_delete'
+    LANGUAGE C;
+COMMENT ON FUNCTION booking.refuse_resource_delete() IS
+'trigger: resource rows are never deleted or renumbered, nor truncated while bookings refer to them';
+-- statement triggers: the hot UPDATE of a counter names no id and fires nothing
+CREATE TRIGGER resources_no_delete BEFORE DELETE OR UPDATE OF id ON booking.resources
+    FOR EACH STATEMENT EXECUTE FUNCTION booking.refuse_resource_delete();
+CREATE TRIGGER resources_no_orphans AFTER TRUNCATE ON booking.resources
+    FOR EACH STATEMENT EXECUTE FUNCTION booking.refuse_resource_delete();
+
 CREATE TABLE booking.bookings (
     id          bigint PRIMARY KEY DEFAULT pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass),
-    resource_id bigint NOT NULL REFERENCES booking.resources (id),
+    -- no foreign key: its check would lock the resource row (FOR KEY SHARE)
+    -- on every sale, the one write a striped sale must not make on the hot
+    -- row.  The API writes only resources it has read, and resource rows
+    -- are never deleted (the trigger below refuses it).
+    resource_id bigint NOT NULL,
     guest       text NOT NULL,
     quantity    integer NOT NULL,
     during      tstzrange NULL,
@@ -85,16 +145,19 @@ CREATE TABLE booking.resource_stripes (
     CONSTRAINT resource_stripes_check CHECK (stripe >= 0 AND free >= 0)
 ) WITH (fillfactor = 50);   -- room for HOT updates of hot counter rows
 
+-- A keyed call inserts its row first, with the result columns NULL (the
+-- placeholder that makes a second caller with the same key wait), and fills
+-- them in before it returns; only committed rows with a result are replayed.
 CREATE TABLE booking.idempotency_keys (
     key         text COLLATE "C" PRIMARY KEY CHECK (pg_catalog.octet_length(key) BETWEEN 1 AND 255),
     request     text NOT NULL,
-    ok          boolean NOT NULL,
-    code        text NOT NULL,
+    ok          boolean NULL,
+    code        text NULL,
     booking_id  bigint NULL,
-    http_status integer NOT NULL,
-    message     text NOT NULL,
+    http_status integer NULL,
+    message     text NULL,
     created_at  timestamptz NOT NULL
-);
+) WITH (fillfactor = 50);   -- room for the HOT update that stores the result
 -- keys arrive in time order: a BRIN index makes the purge cheap and costs
 -- the hot path almost nothing
 CREATE INDEX idempotency_keys_created_idx ON booking.idempotency_keys USING brin (created_at);
@@ -238,6 +301,14 @@ CREATE FUNCTION booking.extend_hold(booking bigint, by interval)
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.extend_hold(bigint, interval) IS
 'pushes the expiry of an unexpired hold by an interval';
+
+CREATE FUNCTION booking.extend_hold_until(booking bigint, until timestamptz)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_extend_hold_until'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.extend_hold_until(bigint, timestamptz) IS
+'sets the expiry of an unexpired hold to until; a retry sets the same expiry again';
 
 CREATE FUNCTION booking.hold_expire(batch integer DEFAULT 1000)
     RETURNS bigint

@@ -124,11 +124,14 @@ BookingArgLockTimeout(FunctionCallInfo fcinfo, int argno)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lock_timeout must not be negative"),
 				 errhint("Use 0 to fail at once when the resource is locked.")));
-	if (usecs / 1000 > INT_MAX)
+	/*
+	 * Round a positive sub-millisecond wait up, so it never means NOWAIT;
+	 * check the range after rounding, so that it cannot wrap around.
+	 */
+	if (usecs > (int64) INT_MAX * 1000)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lock_timeout must be at most %d milliseconds", INT_MAX)));
-	/* round a positive sub-millisecond wait up, so it never means NOWAIT */
 	return (int) ((usecs + 999) / 1000);
 }
 
@@ -195,6 +198,21 @@ BookingArgDuring(FunctionCallInfo fcinfo, int argno, const char *name,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must not be empty", name),
 				 errdetail("A range is stored half-open, as [lower, upper).")));
+}
+
+/* A finite timestamptz argument named "until". */
+TimestampTz
+BookingArgUntil(FunctionCallInfo fcinfo, int argno)
+{
+	TimestampTz until;
+
+	RequireNotNull(fcinfo, argno, "until");
+	until = PG_GETARG_TIMESTAMPTZ(argno);
+	if (TIMESTAMP_NOT_FINITE(until))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("until must be a finite timestamp")));
+	return until;
 }
 
 /* [lower, upper) or [lower, infinity) as a tstzrange datum */

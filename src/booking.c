@@ -17,6 +17,8 @@ void
 _PG_init(void)
 {
 	BookingLockInit();
+	BookingTablesInit();
+	BookingCallInit();
 	BookingIdempotencyInit();
 	BookingWorkerInit();
 	MarkGUCPrefixReserved("booking");

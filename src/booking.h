@@ -2,12 +2,13 @@
  * booking.h
  *	  Declarations shared by the booking extension's C files.
  *
- * Lock order, everywhere: an idempotency key's advisory lock first, then
- * resource rows in ascending id order, then the stripes of a striped resource
- * in ascending order, then booking rows of those resources.  (A fast-path
- * buyer of a striped resource holds one stripe and waits for nothing else.)
- * Every write to a booking row is made while holding its resource's row lock,
- * so a caller that holds a resource lock never waits for a booking row.
+ * Lock order, everywhere: the tables (RowExclusiveLock, tables.c), then an
+ * idempotency key (its placeholder row, idempotency.c), then resource rows in
+ * ascending id order, then the stripes of a striped resource in ascending
+ * order, then booking rows of those resources.  (A fast-path buyer of a
+ * striped resource holds one stripe and waits for nothing else.)  Every write
+ * to a booking row is made while holding its resource's row lock, so a caller
+ * that holds a resource lock never waits for a booking row.
  */
 #ifndef BOOKING_H
 #define BOOKING_H
@@ -17,6 +18,7 @@
 #include "datatype/timestamp.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "storage/itemptr.h"
 #include "utils/rangetypes.h"
 
 /* qualified names the SQL text and the error matching rely on */
@@ -74,6 +76,7 @@ extern void BookingArgDuring(FunctionCallInfo fcinfo, int argno, const char *nam
 							 TimestampTz *lower, TimestampTz *upper);
 extern int64 BookingIntervalUsecs(const Interval *span, const char *name);
 extern Datum BookingMakeRange(TimestampTz lower, TimestampTz upper, bool upper_infinite);
+extern TimestampTz BookingArgUntil(FunctionCallInfo fcinfo, int argno);
 
 /* spi_util.c: plan cache and the one subtransaction helper */
 typedef struct BookingPlan
@@ -103,6 +106,7 @@ extern int	BookingExecuteCommitted(BookingPlan *plan, Datum *values, const char 
 									long tcount);
 extern BookingGuardOutcome BookingRunGuarded(BookingGuardedFn fn, void *arg);
 extern BookingGuardOutcome BookingRunGuardedTry(BookingTryFn fn, void *arg, bool *kept);
+extern void BookingNoteSerializableRetry(void);
 extern int	BookingPushLockTimeout(int timeout_ms);
 extern void BookingPopLockTimeout(int nestlevel);
 extern int64 BookingGetInt64(int row, int col, bool *isnull);
@@ -133,7 +137,25 @@ extern void BookingLockInit(void);
 extern BookingLockOutcome BookingLockResource(int64 id, int timeout_ms, BookingResource *res);
 extern bool BookingTryLockResource(int64 id, BookingResource *res);
 extern BookingLockOutcome BookingWaitGuarded(BookingGuardedFn fn, void *arg, int timeout_ms);
-extern void BookingSetLockOutcome(BookingResult *res, BookingLockOutcome outcome, int64 resource);
+extern BookingLockOutcome BookingWaitGuardedTry(BookingTryFn fn, void *arg, int timeout_ms,
+												bool *kept);
+extern void BookingSetLockOutcome(BookingResult *res, BookingLockOutcome outcome, int64 resource,
+								  int timeout_ms);
+
+/* tables.c: the extension's tables, and the table locks a call takes first */
+typedef enum BookingTable
+{
+	BOOKING_TABLE_RESOURCES,
+	BOOKING_TABLE_BOOKINGS,
+	BOOKING_TABLE_STRIPES,
+	BOOKING_TABLE_KEYS,
+	BOOKING_NUM_TABLES
+} BookingTable;
+
+extern void BookingTablesInit(void);
+extern Oid	BookingTableOid(BookingTable table);
+extern BookingLockOutcome BookingLockTables(int timeout_ms, bool with_keys);
+extern int	BookingMillisecondsLeft(TimestampTz deadline);
 
 /* call.c: the frame every mutating call runs in */
 typedef void (*BookingBodyFn) (void *state, BookingResult *res);
@@ -149,16 +171,31 @@ typedef struct BookingCall
 	void	   *state;
 } BookingCall;
 
+extern void BookingCallInit(void);
 extern void BookingRunCall(BookingCall *call, BookingResult *res);
 extern Datum BookingCallDatum(FunctionCallInfo fcinfo, BookingCall *call);
 
 /* idempotency.c */
+typedef enum BookingKeyClaim
+{
+	BOOKING_KEY_OWNED,			/* our placeholder row is in; do the work */
+	BOOKING_KEY_REPLAYED,		/* res holds the stored result or a mismatch */
+	BOOKING_KEY_BUSY,
+	BOOKING_KEY_RETRY
+} BookingKeyClaim;
+
+typedef struct BookingKey
+{
+	const char *key;
+	const char *request;
+	ItemPointerData placeholder;	/* our row, while we own the key */
+} BookingKey;
+
 extern int	booking_idempotency_retention_s;
 extern void BookingIdempotencyInit(void);
-extern BookingLockOutcome BookingLockKey(const char *key, int timeout_ms);
-extern bool BookingReplayKey(const char *key, const char *request, BookingResult *res);
-extern void BookingStoreKey(const char *key, const char *request, const BookingResult *res,
-							TimestampTz now);
+extern BookingKeyClaim BookingClaimKey(BookingKey *key, int timeout_ms, TimestampTz now,
+									   BookingResult *res);
+extern void BookingFinishKey(BookingKey *key, const BookingResult *res);
 extern int64 BookingPurgeKeys(TimestampTz now, int32 batch);
 extern char *BookingRequestString(const char *fn, int nfields, const char *const *fields);
 

@@ -1,7 +1,7 @@
 /*
  * hold.c
  *	  The booking lifecycle: booking.confirm, booking.cancel,
- *	  booking.extend_hold and booking.hold_expire.
+ *	  booking.extend_hold, booking.extend_hold_until and booking.hold_expire.
  *
  *	  A hold is a pending booking with expires_at; it blocks until then.  Its
  *	  validity range [created, expires_at) takes part in the exclusion
@@ -27,6 +27,7 @@
 PG_FUNCTION_INFO_V1(booking_confirm);
 PG_FUNCTION_INFO_V1(booking_cancel);
 PG_FUNCTION_INFO_V1(booking_extend_hold);
+PG_FUNCTION_INFO_V1(booking_extend_hold_until);
 PG_FUNCTION_INFO_V1(booking_hold_expire);
 
 static BookingPlan owner_plan = {
@@ -86,6 +87,7 @@ typedef struct LifecycleRequest
 {
 	int64		booking;
 	int64		by_us;			/* extend_hold */
+	TimestampTz until;			/* extend_hold_until */
 	int			timeout_ms;
 	TimestampTz now;
 } LifecycleRequest;
@@ -123,7 +125,7 @@ LockBooking(LifecycleRequest *req, LockedBooking *b, BookingResult *res)
 	outcome = BookingLockResource(resource, req->timeout_ms, &b->resource);
 	if (outcome != BOOKING_LOCKED)
 	{
-		BookingSetLockOutcome(res, outcome, resource);
+		BookingSetLockOutcome(res, outcome, resource, req->timeout_ms);
 		return false;
 	}
 
@@ -136,7 +138,7 @@ LockBooking(LifecycleRequest *req, LockedBooking *b, BookingResult *res)
 	if (BookingExecute(&read_plan, values, NULL, false, 1) == 0)
 	{
 		/* a snapshot older than the booking: only a new transaction can see it */
-		BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, resource);
+		BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, resource, req->timeout_ms);
 		return false;
 	}
 	status = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
@@ -180,7 +182,7 @@ EndBooking(LifecycleRequest *req, LockedBooking *b, const char *status, BookingR
 
 		if (outcome != BOOKING_LOCKED)
 		{
-			BookingSetLockOutcome(res, outcome, b->resource.id);
+			BookingSetLockOutcome(res, outcome, b->resource.id, req->timeout_ms);
 			return false;
 		}
 	}
@@ -257,9 +259,64 @@ CancelBody(void *state, BookingResult *res)
 	}
 	if (!EndBooking(req, &b, "cancelled", res))
 		return;
+	/* not "free": a newcomer may already hold the dates of a lapsed hold */
 	BookingSetResult(res, BOOKING_DONE, req->booking,
-					 "Booking %lld is cancelled; its %s free again.", (long long) req->booking,
-					 b.is_seat ? "seats are" : "dates are");
+					 "Booking %lld is cancelled and no longer holds its %s.", (long long) req->booking,
+					 b.is_seat ? "seats" : "dates");
+}
+
+/*
+ * The common part of extend_hold and extend_hold_until: false with res set
+ * unless the booking is a live hold, now locked in b.
+ */
+static bool
+LockLiveHold(LifecycleRequest *req, LockedBooking *b, BookingResult *res)
+{
+	if (!LockBooking(req, b, res))
+		return false;
+	if (b->status == HOLD_CONFIRMED || b->status == HOLD_CANCELLED)
+	{
+		BookingSetResult(res, BOOKING_INVALID_STATE, req->booking,
+						 "Booking %lld is %s, not a hold.", (long long) req->booking,
+						 b->status == HOLD_CONFIRMED ? "confirmed" : "cancelled");
+		return false;
+	}
+	if (b->status == HOLD_EXPIRED)
+	{
+		SetHoldExpired(res, req, b);
+		return false;
+	}
+	if (b->expires_at <= req->now)
+	{
+		if (EndBooking(req, b, "expired", res))
+			SetHoldExpired(res, req, b);
+		return false;
+	}
+	return true;
+}
+
+/* Moves a live hold's expiry to until (checked against the clock after the lock). */
+static void
+SetHoldUntil(LifecycleRequest *req, TimestampTz until, BookingResult *res)
+{
+	Datum		values[2];
+
+	if (until <= req->now)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("until must be later than now"),
+				 errdetail("until is %s; the hold would end at once.", timestamptz_to_str(until)),
+				 errhint("Use booking.cancel to end a hold.")));
+	if (until - req->now > BOOKING_MAX_HOLD_USECS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("until would make the hold last more than 3660 days")));
+	values[0] = Int64GetDatum(req->booking);
+	values[1] = TimestampTzGetDatum(until);
+	(void) BookingExecute(&extend_plan, values, NULL, false, 0);
+	BookingSetResult(res, BOOKING_DONE, req->booking,
+					 "The hold on booking %lld now lasts until %s.",
+					 (long long) req->booking, timestamptz_to_str(until));
 }
 
 static void
@@ -268,39 +325,26 @@ ExtendHoldBody(void *state, BookingResult *res)
 	LifecycleRequest *req = (LifecycleRequest *) state;
 	LockedBooking b;
 	TimestampTz until;
-	Datum		values[2];
 
-	if (!LockBooking(req, &b, res))
+	if (!LockLiveHold(req, &b, res))
 		return;
-	if (b.status == HOLD_CONFIRMED || b.status == HOLD_CANCELLED)
-	{
-		BookingSetResult(res, BOOKING_INVALID_STATE, req->booking,
-						 "Booking %lld is %s, not a hold.", (long long) req->booking,
-						 b.status == HOLD_CONFIRMED ? "confirmed" : "cancelled");
-		return;
-	}
-	if (b.status == HOLD_EXPIRED)
-	{
-		SetHoldExpired(res, req, &b);
-		return;
-	}
-	if (b.expires_at <= req->now)
-	{
-		if (EndBooking(req, &b, "expired", res))
-			SetHoldExpired(res, req, &b);
-		return;
-	}
 	until = b.expires_at + req->by_us;
 	if (until - req->now > BOOKING_MAX_HOLD_USECS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("by would make the hold last more than 3660 days")));
-	values[0] = Int64GetDatum(req->booking);
-	values[1] = TimestampTzGetDatum(until);
-	(void) BookingExecute(&extend_plan, values, NULL, false, 0);
-	BookingSetResult(res, BOOKING_DONE, req->booking,
-					 "The hold on booking %lld now lasts until %s.",
-					 (long long) req->booking, timestamptz_to_str(until));
+	SetHoldUntil(req, until, res);
+}
+
+static void
+ExtendHoldUntilBody(void *state, BookingResult *res)
+{
+	LifecycleRequest *req = (LifecycleRequest *) state;
+	LockedBooking b;
+
+	if (!LockLiveHold(req, &b, res))
+		return;
+	SetHoldUntil(req, req->until, res);
 }
 
 static Datum
@@ -383,6 +427,20 @@ booking_extend_hold(PG_FUNCTION_ARGS)
 	return RunLifecycleCall(fcinfo, &req, "extend_hold", NULL, ExtendHoldBody);
 }
 
+/*
+ * extend_hold_until(booking, until): an absolute expiry, so that a retried
+ * request sets the same expiry again (a retried extend_hold extends twice)
+ */
+Datum
+booking_extend_hold_until(PG_FUNCTION_ARGS)
+{
+	LifecycleRequest req;
+
+	ReadLifecycleArgs(fcinfo, &req);
+	req.until = BookingArgUntil(fcinfo, 1);
+	return RunLifecycleCall(fcinfo, &req, "extend_hold_until", NULL, ExtendHoldUntilBody);
+}
+
 typedef struct ExpireArgs
 {
 	int64		resource;
@@ -433,6 +491,40 @@ PurgeKeys(void *arg)
 	(void) BookingPurgeKeys(pa->now, pa->batch);
 }
 
+typedef struct TablesArgs
+{
+	BookingLockOutcome outcome;
+} TablesArgs;
+
+static void
+RunLockTables(void *arg)
+{
+	((TablesArgs *) arg)->outcome = BookingLockTables(booking_lock_timeout_ms, true);
+}
+
+/*
+ * The table locks of hold_expire, bounded by booking.lock_timeout: false
+ * when DDL or LOCK TABLE holds a table longer (the pass is skipped, as a
+ * locked resource is).  Under a snapshot isolation level no call frame has
+ * set lock_timeout, so the wait gets a guard of its own here.
+ */
+static bool
+LockTablesForExpiry(void)
+{
+	TablesArgs	ta = {BOOKING_LOCK_BUSY};
+	int			nestlevel = -1;
+	BookingGuardOutcome outcome;
+
+	if (!IsolationUsesXactSnapshot())
+		return BookingLockTables(booking_lock_timeout_ms, true) == BOOKING_LOCKED;
+	if (booking_lock_timeout_ms > 0)
+		nestlevel = BookingPushLockTimeout(booking_lock_timeout_ms);
+	outcome = BookingRunGuarded(RunLockTables, &ta);
+	if (nestlevel >= 0)
+		BookingPopLockTimeout(nestlevel);
+	return outcome == BOOKING_GUARD_DONE && ta.outcome == BOOKING_LOCKED;
+}
+
 /*
  * hold_expire(batch) returns the number of holds moved to expired
  */
@@ -453,6 +545,11 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 				 errdetail("The batch given is %d.", batch)));
 
 	SPI_connect();
+	if (!LockTablesForExpiry())
+	{
+		SPI_finish();
+		PG_RETURN_INT64(0);
+	}
 	values[0] = TimestampTzGetDatum(now);
 	values[1] = Int32GetDatum(batch);
 	nres = BookingExecute(&lapsed_resources_plan, values, NULL, false, 0);

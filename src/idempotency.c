@@ -3,15 +3,25 @@
  *	  Idempotency keys: a retried request gets the stored result of the first
  *	  one, with replayed = true, and no work is done twice.
  *
- *	  Requests with the same key are serialized by a transaction-level
- *	  advisory lock on a 64-bit hash of the key (taken before any resource
- *	  lock).  Holding it, the call looks the key up in the latest committed
- *	  rows (SnapshotSelf: key rows are never updated, and the read takes no
- *	  SSI predicate lock):
- *	  a stored row is replayed (or refused as a mismatch); otherwise the call
- *	  does its work and stores the result in the caller's transaction, so a
- *	  rollback forgets the key too.  A second request that arrives while the
- *	  first is in flight waits on the advisory lock, then replays.
+ *	  A keyed call first claims its key by inserting a placeholder row into
+ *	  booking.idempotency_keys, in the caller's transaction; it writes its
+ *	  result into that row when it is done (or deletes the row when the
+ *	  answer was busy or retry, which say that nothing happened).  A second
+ *	  request with the same key that arrives while the first transaction is
+ *	  open sees the placeholder and waits for that transaction to end, as a
+ *	  unique index waits for a conflicting insert, bounded by lock_timeout;
+ *	  then it replays the stored result.  A rollback forgets the key too.
+ *	  Nothing is held per key beyond the row itself: 100,000 keyed calls in
+ *	  one transaction take no more of the shared lock table than one.
+ *
+ *	  The look-up is a direct probe of the primary key index with a dirty
+ *	  snapshot, which sees placeholders of transactions still in progress
+ *	  (and so whom to wait for) and takes no SSI predicate lock.  Columns are
+ *	  found by name and the OIDs cached until a relcache invalidation, so an
+ *	  added column does not break it.  Between the probe and the insert of
+ *	  its placeholder a caller holds a short advisory lock on a hash of the
+ *	  key (field 4 = 3; released at once, not at commit), so two first
+ *	  requests cannot both miss each other and then block in the insert.
  */
 #include "postgres.h"
 
@@ -19,33 +29,46 @@
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
-#include "catalog/namespace.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "utils/relcache.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "booking.h"
 
-/* the advisory lock space the key locks use (field 4; the SQL functions use 1 and 2) */
+/* the advisory lock space of the key mutex (field 4; the SQL functions use 1 and 2) */
 #define BOOKING_KEY_LOCK_SPACE 3
+
+/* a claim that keeps finding someone else's row gives up with busy */
+#define BOOKING_KEY_MAX_ROUNDS 100
 
 int			booking_idempotency_retention_s = 86400;
 
-static BookingPlan store_plan = {
-	"INSERT INTO booking.idempotency_keys "
-	"(key, request, ok, code, booking_id, http_status, message, created_at) "
-	"VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-	8, {TEXTOID, TEXTOID, BOOLOID, TEXTOID, INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID}
+static BookingPlan placeholder_plan = {
+	"INSERT INTO booking.idempotency_keys (key, request, created_at) VALUES ($1, $2, $3) "
+	"ON CONFLICT (key) DO NOTHING RETURNING ctid",
+	3, {TEXTOID, TEXTOID, TIMESTAMPTZOID}
+};
+/* by ctid: a TID scan whatever the statistics say when the plan is made */
+static BookingPlan result_plan = {
+	"UPDATE booking.idempotency_keys SET ok = $2, code = $3, booking_id = $4, "
+	"http_status = $5, message = $6 WHERE ctid OPERATOR(pg_catalog.=) $1",
+	6, {TIDOID, BOOLOID, TEXTOID, INT8OID, INT4OID, TEXTOID}
+};
+static BookingPlan forget_plan = {
+	"DELETE FROM booking.idempotency_keys WHERE ctid OPERATOR(pg_catalog.=) $1",
+	1, {TIDOID}
 };
 static BookingPlan purge_plan = {
 	"DELETE FROM booking.idempotency_keys WHERE key OPERATOR(pg_catalog.=) ANY (ARRAY("
@@ -55,17 +78,173 @@ static BookingPlan purge_plan = {
 	2, {TIMESTAMPTZOID, INT4OID}
 };
 
+/* the columns the probe reads, found by name */
+typedef struct KeyColumns
+{
+	bool		valid;
+	Oid			relid;
+	AttrNumber	key;
+	AttrNumber	request;
+	AttrNumber	code;
+	AttrNumber	booking_id;
+	AttrNumber	http_status;
+	AttrNumber	message;
+} KeyColumns;
+
+static KeyColumns key_columns;
+
+static void
+ForgetKeyColumns(Datum arg, Oid relid)
+{
+	if (!OidIsValid(relid) || relid == key_columns.relid)
+		key_columns.valid = false;
+}
+
 void
 BookingIdempotencyInit(void)
 {
+	/*
+	 * PGC_SUSET: the retention decides what every caller's retry gets, and
+	 * hold_expire, which the application role may run, purges with it.
+	 */
 	DefineCustomIntVariable("booking.idempotency_retention",
 							"How long a stored idempotency result is kept before hold_expire purges it.",
-							NULL,
+							"Only superusers can change it.",
 							&booking_idempotency_retention_s,
 							86400, 1, INT_MAX,
-							PGC_USERSET,
+							PGC_SUSET,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
+	CacheRegisterRelcacheCallback(ForgetKeyColumns, (Datum) 0);
+}
+
+static AttrNumber
+KeyColumn(Oid relid, const char *name, Oid type)
+{
+	AttrNumber	attnum = get_attnum(relid, name);
+
+	if (attnum == InvalidAttrNumber || get_atttype(relid, attnum) != type)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("booking.idempotency_keys has no column \"%s\" of type %s",
+						name, format_type_be(type)),
+				 errhint("Reinstall or update the extension (ALTER EXTENSION booking UPDATE).")));
+	return attnum;
+}
+
+/* Resolves the columns of the locked table relid, unless already done. */
+static void
+LoadKeyColumns(Oid relid)
+{
+	if (key_columns.valid && key_columns.relid == relid)
+		return;
+	key_columns.valid = false;
+	key_columns.relid = relid;
+	key_columns.key = KeyColumn(relid, "key", TEXTOID);
+	key_columns.request = KeyColumn(relid, "request", TEXTOID);
+	key_columns.code = KeyColumn(relid, "code", TEXTOID);
+	key_columns.booking_id = KeyColumn(relid, "booking_id", INT8OID);
+	key_columns.http_status = KeyColumn(relid, "http_status", INT4OID);
+	key_columns.message = KeyColumn(relid, "message", TEXTOID);
+	key_columns.valid = true;
+}
+
+typedef enum KeyState
+{
+	KEY_ABSENT,
+	KEY_IN_FLIGHT,				/* a placeholder of a transaction in progress */
+	KEY_STORED					/* res filled: a replay or a mismatch */
+} KeyState;
+
+/* Turns a stored row into the replayed result (or a mismatch). */
+static void
+ReplayRow(HeapTuple tuple, TupleDesc desc, const char *request, BookingResult *res)
+{
+	bool		isnull;
+	Datum		d;
+	char	   *code_name;
+	BookingCode code;
+	int32		http_status;
+	int64		booking_id = -1;
+
+	d = heap_getattr(tuple, key_columns.request, desc, &isnull);
+	if (isnull || strcmp(TextDatumGetCString(d), request) != 0)
+	{
+		BookingSetResult(res, BOOKING_IDEMPOTENCY_MISMATCH, -1,
+						 "This idempotency key was already used for a different request; use a new key for a new request.");
+		return;
+	}
+
+	d = heap_getattr(tuple, key_columns.code, desc, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("idempotency key row without a result"),
+				 errdetail("A committed row of booking.idempotency_keys has no stored result.")));
+	code_name = TextDatumGetCString(d);
+	d = heap_getattr(tuple, key_columns.http_status, desc, &isnull);
+	http_status = isnull ? 0 : DatumGetInt32(d);
+	if (strcmp(code_name, "ok") == 0)
+		code = http_status == 201 ? BOOKING_CREATED : BOOKING_DONE;
+	else if (!BookingCodeFromName(code_name, &code))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("unknown result code \"%s\" stored for an idempotency key", code_name)));
+	d = heap_getattr(tuple, key_columns.booking_id, desc, &isnull);
+	if (!isnull)
+		booking_id = DatumGetInt64(d);
+	d = heap_getattr(tuple, key_columns.message, desc, &isnull);
+	BookingSetResult(res, code, booking_id, "%s", isnull ? "" : TextDatumGetCString(d));
+	res->replayed = true;
+}
+
+/*
+ * Looks the key up with a dirty snapshot: committed rows, ours, and rows of
+ * transactions in progress (*xwait: whom to wait for).
+ */
+static KeyState
+ProbeKey(const char *key, const char *request, TransactionId *xwait, BookingResult *res)
+{
+	Relation	rel;
+	Oid			pkey;
+	SysScanDesc scan;
+	ScanKeyData skey;
+	SnapshotData dirty;
+	HeapTuple	tuple;
+	KeyState	state = KEY_ABSENT;
+
+	/* lock first: invalidations that arrive with the lock are seen below */
+	rel = table_open(BookingTableOid(BOOKING_TABLE_KEYS), AccessShareLock);
+	LoadKeyColumns(RelationGetRelid(rel));
+	pkey = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(pkey))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("booking.idempotency_keys has no primary key")));
+	memset(&dirty, 0, sizeof(dirty));
+	InitDirtySnapshot(dirty);
+	ScanKeyInit(&skey, key_columns.key, BTEqualStrategyNumber, F_TEXTEQ,
+				CStringGetTextDatum(key));
+	scan = systable_beginscan(rel, pkey, true, &dirty, 1, &skey);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		if (TransactionIdIsValid(dirty.xmin))
+		{
+			/* someone else's placeholder (or result) not yet committed */
+			*xwait = dirty.xmin;
+			state = KEY_IN_FLIGHT;
+			break;
+		}
+		if (heap_attisnull(tuple, key_columns.code, RelationGetDescr(rel)) &&
+			TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmin(tuple->t_data)))
+			elog(ERROR, "idempotency key \"%s\" is claimed by this transaction but has no result", key);
+		ReplayRow(tuple, RelationGetDescr(rel), request, res);
+		state = KEY_STORED;
+		break;
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return state;
 }
 
 static void
@@ -78,112 +257,115 @@ KeyLockTag(const char *key, LOCKTAG *tag)
 }
 
 static void
-WaitForKey(void *arg)
+WaitForKeyMutex(void *arg)
 {
 	(void) LockAcquire((LOCKTAG *) arg, ExclusiveLock, false, false);
 }
 
-/* Serializes requests that carry the same key, until the transaction ends. */
-BookingLockOutcome
-BookingLockKey(const char *key, int timeout_ms)
+static void
+WaitForXact(void *arg)
 {
-	LOCKTAG		tag;
-
-	KeyLockTag(key, &tag);
-	if (LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL)
-		return BOOKING_LOCKED;
-	if (timeout_ms == 0)
-		return BOOKING_LOCK_BUSY;
-	return BookingWaitGuarded(WaitForKey, &tag, timeout_ms);
+	XactLockTableWait(*(TransactionId *) arg, NULL, NULL, XLTW_None);
 }
 
-/* columns of booking.idempotency_keys */
-#define KEY_COLUMNS 8
-#define KEY_ATT_KEY 1
-#define KEY_ATT_REQUEST 2
-#define KEY_ATT_CODE 4
-#define KEY_ATT_BOOKING_ID 5
-#define KEY_ATT_HTTP_STATUS 6
-#define KEY_ATT_MESSAGE 7
+/* Waits for what blocks the claim; BOOKING_LOCKED when it may go on. */
+static BookingLockOutcome
+WaitBounded(BookingGuardedFn fn, void *arg, int timeout_ms, TimestampTz *deadline)
+{
+	int			left_ms;
 
+	if (timeout_ms <= 0)
+		return BOOKING_LOCK_BUSY;
+	if (*deadline == 0)
+		*deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
+	left_ms = BookingMillisecondsLeft(*deadline);
+	if (left_ms <= 0)
+		return BOOKING_LOCK_BUSY;
+	return BookingWaitGuarded(fn, arg, left_ms);
+}
 
 /*
- * Looks the key up.  Returns true with res filled when the key was used
- * before: the stored result (replayed) or idempotency_mismatch.
- *
- * A probe of the primary key index, not a planned query: a plan cached
- * while the table was small would scan it all once it has grown.
+ * Claims the key for this call: BOOKING_KEY_OWNED with our placeholder in,
+ * BOOKING_KEY_REPLAYED with res set, or busy / retry when the wait for the
+ * transaction that holds the key ran out or deadlocked.
  */
-bool
-BookingReplayKey(const char *key, const char *request, BookingResult *res)
+BookingKeyClaim
+BookingClaimKey(BookingKey *key, int timeout_ms, TimestampTz now, BookingResult *res)
 {
-	Oid			relid;
-	Oid			pkey;
-	Relation	rel;
-	SysScanDesc scan;
-	ScanKeyData skey;
-	HeapTuple	tuple;
-	Datum		values[KEY_COLUMNS];
-	bool		nulls[KEY_COLUMNS];
-	bool		found = false;
+	LOCKTAG		tag;
+	TimestampTz deadline = 0;
 
-	relid = get_relname_relid("idempotency_keys", get_namespace_oid("booking", false));
-	if (!OidIsValid(relid))
-		elog(ERROR, "relation booking.idempotency_keys does not exist");
-	rel = table_open(relid, AccessShareLock);
-	pkey = RelationGetPrimaryKeyIndex(rel);
-	if (RelationGetDescr(rel)->natts != KEY_COLUMNS || !OidIsValid(pkey))
-		elog(ERROR, "booking.idempotency_keys does not have the expected columns and primary key");
-	ScanKeyInit(&skey, KEY_ATT_KEY, BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(key));
-	scan = systable_beginscan(rel, pkey, true, SnapshotSelf, 1, &skey);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
+	KeyLockTag(key->key, &tag);
+	for (int round = 0; round < BOOKING_KEY_MAX_ROUNDS; round++)
 	{
-		char	   *code_name;
-		BookingCode code;
+		TransactionId xwait = InvalidTransactionId;
+		BookingLockOutcome outcome = BOOKING_LOCKED;
+		KeyState	state;
 
-		found = true;
-		heap_deform_tuple(tuple, RelationGetDescr(rel), values, nulls);
-		if (strcmp(TextDatumGetCString(values[KEY_ATT_REQUEST - 1]), request) != 0)
-			BookingSetResult(res, BOOKING_IDEMPOTENCY_MISMATCH, -1,
-							 "This idempotency key was already used for a different request; use a new key for a new request.");
-		else
+		if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+			outcome = WaitBounded(WaitForKeyMutex, &tag, timeout_ms, &deadline);
+		if (outcome != BOOKING_LOCKED)
+			return outcome == BOOKING_LOCK_BUSY ? BOOKING_KEY_BUSY : BOOKING_KEY_RETRY;
+
+		state = ProbeKey(key->key, key->request, &xwait, res);
+		if (state == KEY_ABSENT)
 		{
-			code_name = TextDatumGetCString(values[KEY_ATT_CODE - 1]);
-			if (strcmp(code_name, "ok") == 0)
-				code = DatumGetInt32(values[KEY_ATT_HTTP_STATUS - 1]) == 201 ?
-					BOOKING_CREATED : BOOKING_DONE;
-			else if (!BookingCodeFromName(code_name, &code))
-				elog(ERROR, "unknown result code \"%s\" stored for an idempotency key", code_name);
-			BookingSetResult(res, code,
-							 nulls[KEY_ATT_BOOKING_ID - 1] ? -1 : DatumGetInt64(values[KEY_ATT_BOOKING_ID - 1]),
-							 "%s", TextDatumGetCString(values[KEY_ATT_MESSAGE - 1]));
-			res->replayed = true;
+			Datum		values[3];
+			bool		inserted;
+			bool		isnull;
+
+			values[0] = CStringGetTextDatum(key->key);
+			values[1] = CStringGetTextDatum(key->request);
+			values[2] = TimestampTzGetDatum(now);
+			inserted = BookingExecute(&placeholder_plan, values, NULL, false, 1) == 1;
+			if (inserted)
+				ItemPointerCopy((ItemPointer) DatumGetPointer(BookingGetDatum(0, 1, &isnull)),
+								&key->placeholder);
+			LockRelease(&tag, ExclusiveLock, false);
+			if (inserted)
+				return BOOKING_KEY_OWNED;
+			continue;			/* a row came in behind the probe's back: look again */
 		}
+		LockRelease(&tag, ExclusiveLock, false);
+		if (state == KEY_STORED)
+			return BOOKING_KEY_REPLAYED;
+
+		/* in flight elsewhere: wait for that transaction, then look again */
+		if (ConditionalXactLockTableWait(xwait))
+			continue;
+		outcome = WaitBounded(WaitForXact, &xwait, timeout_ms, &deadline);
+		if (outcome != BOOKING_LOCKED)
+			return outcome == BOOKING_LOCK_BUSY ? BOOKING_KEY_BUSY : BOOKING_KEY_RETRY;
 	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return found;
+	return BOOKING_KEY_BUSY;
 }
 
+/*
+ * Stores the call's result in its placeholder, or deletes the placeholder
+ * when the result says nothing happened (busy, retry), so a retry does the
+ * work.
+ */
 void
-BookingStoreKey(const char *key, const char *request, const BookingResult *res,
-				TimestampTz now)
+BookingFinishKey(BookingKey *key, const BookingResult *res)
 {
-	Datum		values[8];
-	char		nulls[8] = "        ";
+	Datum		values[6];
+	char		nulls[6] = "      ";
 
-	values[0] = CStringGetTextDatum(key);
-	values[1] = CStringGetTextDatum(request);
-	values[2] = BoolGetDatum(BookingCodeIsOk(res->code));
-	values[3] = CStringGetTextDatum(BookingCodeName(res->code));
-	values[4] = Int64GetDatum(res->booking_id);
+	values[0] = PointerGetDatum(&key->placeholder);
+	if (res->code == BOOKING_BUSY || res->code == BOOKING_RETRY)
+	{
+		(void) BookingExecute(&forget_plan, values, NULL, false, 0);
+		return;
+	}
+	values[1] = BoolGetDatum(BookingCodeIsOk(res->code));
+	values[2] = CStringGetTextDatum(BookingCodeName(res->code));
+	values[3] = Int64GetDatum(res->booking_id);
 	if (!res->has_booking_id)
-		nulls[4] = 'n';
-	values[5] = Int32GetDatum(BookingCodeHttpStatus(res->code));
-	values[6] = CStringGetTextDatum(res->message);
-	values[7] = TimestampTzGetDatum(now);
-	(void) BookingExecute(&store_plan, values, nulls, false, 0);
+		nulls[3] = 'n';
+	values[4] = Int32GetDatum(BookingCodeHttpStatus(res->code));
+	values[5] = CStringGetTextDatum(res->message);
+	if (BookingExecute(&result_plan, values, nulls, false, 0) != 1)
+		elog(ERROR, "the placeholder of idempotency key \"%s\" is gone", key->key);
 }
 
 /* Deletes up to batch keys older than booking.idempotency_retention. */

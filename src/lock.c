@@ -9,10 +9,14 @@
  *	  bounded by lock_timeout, so that a timeout becomes "busy" and a deadlock
  *	  "retry".  A call made thousands of times in one transaction therefore
  *	  piles up no subtransactions unless it really has to wait (a striped
- *	  resource is the exception: stripes.c says why).
+ *	  resource is the exception: stripes.c says why).  Each statement runs
+ *	  with a fresh snapshot, so the row is read as the latest committed
+ *	  version once locked.
  *
  *	  At REPEATABLE READ and SERIALIZABLE the whole call already runs in one
- *	  guarded subtransaction (call.c), so here the statements just wait.
+ *	  guarded subtransaction (call.c), so here the statements just wait; and
+ *	  they read the row as the transaction's snapshot sees it (a newer
+ *	  version makes PostgreSQL raise a serialization failure: "retry").
  *
  *	  Lock mode is FOR NO KEY UPDATE: it excludes other bookers but not the
  *	  FOR KEY SHARE lock a foreign key check takes.
@@ -48,7 +52,8 @@ BookingLockInit(void)
 	DefineCustomIntVariable("booking.lock_timeout",
 							"How long a booking call waits for a resource lock before answering busy.",
 							"0 means do not wait at all (NOWAIT); there is no wait-forever setting. "
-							"The lock_timeout argument of a call overrides it.",
+							"The lock_timeout argument of a call overrides it.  It bounds only the "
+							"caller's own waits, so every role may set it.",
 							&booking_lock_timeout_ms,
 							3000, 0, INT_MAX,
 							PGC_USERSET,
@@ -91,28 +96,9 @@ BookingTryLockResource(int64 id, BookingResource *res)
 	return la.found;
 }
 
-/*
- * Runs fn, which waits for a lock.  At READ COMMITTED it runs in a guarded
- * subtransaction with lock_timeout set; under a snapshot isolation level the
- * call frame has done both already.  timeout_ms must be positive.
- */
-BookingLockOutcome
-BookingWaitGuarded(BookingGuardedFn fn, void *arg, int timeout_ms)
+static BookingLockOutcome
+LockOutcomeOf(BookingGuardOutcome outcome)
 {
-	int			nestlevel;
-	BookingGuardOutcome outcome;
-
-	Assert(timeout_ms > 0);
-	if (IsolationUsesXactSnapshot())
-	{
-		fn(arg);
-		return BOOKING_LOCKED;
-	}
-
-	nestlevel = BookingPushLockTimeout(timeout_ms);
-	outcome = BookingRunGuarded(fn, arg);
-	BookingPopLockTimeout(nestlevel);
-
 	switch (outcome)
 	{
 		case BOOKING_GUARD_DONE:
@@ -127,8 +113,71 @@ BookingWaitGuarded(BookingGuardedFn fn, void *arg, int timeout_ms)
 }
 
 /*
+ * Runs fn, which waits for a lock.  At READ COMMITTED it runs in a guarded
+ * subtransaction with lock_timeout set; under a snapshot isolation level the
+ * call frame has done both already.  A timeout of 0 or less never waits:
+ * PostgreSQL's lock_timeout of 0 would mean "forever".
+ */
+BookingLockOutcome
+BookingWaitGuarded(BookingGuardedFn fn, void *arg, int timeout_ms)
+{
+	int			nestlevel;
+	BookingGuardOutcome outcome;
+
+	if (timeout_ms <= 0)
+		return BOOKING_LOCK_BUSY;
+	if (IsolationUsesXactSnapshot())
+	{
+		fn(arg);
+		return BOOKING_LOCKED;
+	}
+
+	nestlevel = BookingPushLockTimeout(timeout_ms);
+	outcome = BookingRunGuarded(fn, arg);
+	BookingPopLockTimeout(nestlevel);
+	return LockOutcomeOf(outcome);
+}
+
+/*
+ * Like BookingWaitGuarded, but the subtransaction is kept only when fn
+ * returns true (*kept): a refusal decided under the lock rolls back and so
+ * releases every row lock fn took, at every isolation level.  Under a
+ * snapshot isolation level the frame has set lock_timeout already.
+ */
+BookingLockOutcome
+BookingWaitGuardedTry(BookingTryFn fn, void *arg, int timeout_ms, bool *kept)
+{
+	int			nestlevel = -1;
+	BookingGuardOutcome outcome;
+
+	*kept = false;
+	if (timeout_ms <= 0)
+		return BOOKING_LOCK_BUSY;
+	if (!IsolationUsesXactSnapshot())
+		nestlevel = BookingPushLockTimeout(timeout_ms);
+	outcome = BookingRunGuardedTry(fn, arg, kept);
+	if (nestlevel >= 0)
+		BookingPopLockTimeout(nestlevel);
+	return LockOutcomeOf(outcome);
+}
+
+/* Whether resource id exists in the latest committed state. */
+static bool
+ResourceExists(int64 id)
+{
+	Datum		values[1] = {Int64GetDatum(id)};
+
+	return BookingExecuteLatest(&exists_plan, values, NULL, 1) == 1;
+}
+
+/*
  * Locks resource id for the rest of the transaction and reads it after the
- * lock, so every decision is made on the current row.
+ * lock: at READ COMMITTED its latest version, under a snapshot isolation
+ * level the version the snapshot sees (a newer one is a serialization
+ * failure).  "Not found" is decided on the latest committed state, never on
+ * an older snapshot: a resource created after the caller's statement (or
+ * transaction) began is waited for at READ COMMITTED, and answers "retry" at
+ * REPEATABLE READ, where the snapshot cannot see it.
  */
 BookingLockOutcome
 BookingLockResource(int64 id, int timeout_ms, BookingResource *res)
@@ -139,21 +188,18 @@ BookingLockResource(int64 id, int timeout_ms, BookingResource *res)
 	if (IsolationUsesXactSnapshot())
 	{
 		/* errors go to the call frame's guard */
-		la.plan = timeout_ms == 0 ? &nowait_lock_plan : &wait_lock_plan;
+		la.plan = timeout_ms <= 0 ? &nowait_lock_plan : &wait_lock_plan;
 		RunLockStatement(&la);
-		return la.found ? BOOKING_LOCKED : BOOKING_LOCK_NOT_FOUND;
+		if (la.found)
+			return BOOKING_LOCKED;
+		return ResourceExists(id) ? BOOKING_LOCK_RETRY : BOOKING_LOCK_NOT_FOUND;
 	}
 
 	if (BookingTryLockResource(id, res))
 		return BOOKING_LOCKED;
-
-	{
-		Datum		values[1] = {Int64GetDatum(id)};
-
-		if (BookingExecute(&exists_plan, values, NULL, true, 1) == 0)
-			return BOOKING_LOCK_NOT_FOUND;
-	}
-	if (timeout_ms == 0)
+	if (!ResourceExists(id))
+		return BOOKING_LOCK_NOT_FOUND;
+	if (timeout_ms <= 0)
 		return BOOKING_LOCK_BUSY;
 
 	la.plan = &wait_lock_plan;
@@ -163,19 +209,32 @@ BookingLockResource(int64 id, int timeout_ms, BookingResource *res)
 	return outcome;
 }
 
+/*
+ * The result of a lock that was not granted.  A busy answer names the
+ * timeout it waited, so a client can tell "locked" from "locked too long".
+ */
 void
-BookingSetLockOutcome(BookingResult *res, BookingLockOutcome outcome, int64 resource)
+BookingSetLockOutcome(BookingResult *res, BookingLockOutcome outcome, int64 resource,
+					  int timeout_ms)
 {
+	char		what[64];
+
+	if (resource > 0)
+		snprintf(what, sizeof(what), "Resource %lld", (long long) resource);
+	else
+		snprintf(what, sizeof(what), "The resource");
+
 	switch (outcome)
 	{
 		case BOOKING_LOCK_BUSY:
-			if (resource > 0)
+			if (timeout_ms > 0)
 				BookingSetResult(res, BOOKING_BUSY, -1,
-								 "Resource %lld is busy with other bookings; try again shortly.",
-								 (long long) resource);
+								 "%s is busy: another transaction held it longer than the lock_timeout of %d ms; try again shortly.",
+								 what, timeout_ms);
 			else
 				BookingSetResult(res, BOOKING_BUSY, -1,
-								 "The resource is busy with other bookings; try again shortly.");
+								 "%s is busy: another transaction holds it and lock_timeout is 0; try again shortly.",
+								 what);
 			break;
 		case BOOKING_LOCK_RETRY:
 			BookingSetResult(res, BOOKING_RETRY, -1,

@@ -5,10 +5,16 @@
  *
  *	  set_capacity takes the resource row lock, then may expire lapsed holds
  *	  of that resource (seat.c), in that order.
+ *
+ *	  Resource rows are never deleted: bookings have no foreign key to them
+ *	  (its check would lock the hot row on every striped sale), so a trigger
+ *	  refuses DELETE, TRUNCATE and a change of id instead.
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
@@ -18,6 +24,7 @@
 PG_FUNCTION_INFO_V1(booking_create_resource);
 PG_FUNCTION_INFO_V1(booking_set_capacity);
 PG_FUNCTION_INFO_V1(booking_seats_left);
+PG_FUNCTION_INFO_V1(booking_refuse_resource_delete);
 
 #define BOOKING_MAX_NAME_BYTES 1024
 
@@ -139,7 +146,7 @@ SetCapacityBody(void *state, BookingResult *res)
 	outcome = BookingLockResource(req->resource, booking_lock_timeout_ms, &r);
 	if (outcome != BOOKING_LOCKED)
 	{
-		BookingSetLockOutcome(res, outcome, req->resource);
+		BookingSetLockOutcome(res, outcome, req->resource, booking_lock_timeout_ms);
 		return;
 	}
 	if (r.version != req->expected_version)
@@ -159,7 +166,7 @@ SetCapacityBody(void *state, BookingResult *res)
 
 		if (outcome != BOOKING_LOCKED)
 		{
-			BookingSetLockOutcome(res, outcome, req->resource);
+			BookingSetLockOutcome(res, outcome, req->resource, booking_lock_timeout_ms);
 			return;
 		}
 		taken = (int32) (r.capacity - free);
@@ -225,6 +232,8 @@ booking_set_capacity(PG_FUNCTION_ARGS)
 /*
  * seats_left(resource): capacity minus the seats of pending and confirmed
  * bookings, counting lapsed holds as free.  NULL for an unknown resource.
+ * Whether a hold lapsed is judged at the statement's start, so the function
+ * is STABLE as declared: every call in one statement gives one answer.
  */
 Datum
 booking_seats_left(PG_FUNCTION_ARGS)
@@ -234,7 +243,7 @@ booking_seats_left(PG_FUNCTION_ARGS)
 	int32		left = 0;
 
 	values[0] = Int64GetDatum(BookingArgId(fcinfo, 0, "resource"));
-	values[1] = TimestampTzGetDatum(GetCurrentTimestamp());
+	values[1] = TimestampTzGetDatum(GetCurrentStatementStartTimestamp());
 
 	SPI_connect();
 	found = BookingExecute(&seats_left_plan, values, NULL, true, 1) == 1;
@@ -245,4 +254,45 @@ booking_seats_left(PG_FUNCTION_ARGS)
 	if (!found)
 		PG_RETURN_NULL();
 	PG_RETURN_INT32(left);
+}
+
+/*
+ * The statement triggers on booking.resources that keep every booking's
+ * resource in place, as the foreign key did: DELETE and UPDATE OF id are
+ * refused for every role; TRUNCATE is refused unless booking.bookings is
+ * empty once the statement has truncated what it lists (an AFTER trigger, so
+ * "TRUNCATE booking.bookings, booking.resources" still works).
+ */
+Datum
+booking_refuse_resource_delete(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	bool		orphans;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("booking.refuse_resource_delete() must be called as a trigger")));
+	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("booking.resources ids cannot be changed"),
+				 errdetail("Bookings refer to their resource by id.")));
+	if (TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("booking.resources rows cannot be deleted"),
+				 errdetail("Bookings refer to their resource by id, and a resource keeps its bookings' history."),
+				 errhint("Set its capacity to 0 to stop selling it.")));
+
+	SPI_connect();
+	orphans = SPI_execute("SELECT 1 FROM booking.bookings LIMIT 1", true, 1) == SPI_OK_SELECT &&
+		SPI_processed > 0;
+	SPI_finish();
+	if (orphans)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("booking.resources cannot be truncated while booking.bookings has rows"),
+				 errhint("Truncate both in one statement: TRUNCATE booking.bookings, booking.resources.")));
+	return PointerGetDatum(NULL);
 }

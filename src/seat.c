@@ -166,13 +166,15 @@ BookingWriteTaken(int64 resource, int32 taken)
 	(void) BookingExecute(&write_taken_plan, values, NULL, false, 0);
 }
 
-static void
+static bool
 RunTakeWait(void *arg)
 {
 	SeatRequest *req = (SeatRequest *) arg;
 
-	if (BookingExecute(&take_wait_plan, req->row, req->row_nulls, false, 1) == 1)
-		req->booking_id = BookingGetInt64(0, 1, NULL);
+	if (BookingExecute(&take_wait_plan, req->row, req->row_nulls, false, 1) != 1)
+		return false;
+	req->booking_id = BookingGetInt64(0, 1, NULL);
+	return true;
 }
 
 /*
@@ -194,18 +196,23 @@ TakeNow(SeatRequest *req)
 
 /*
  * The same conditional UPDATE, waiting for the row (bounded, in a guarded
- * subtransaction at READ COMMITTED), so the row lock is held from the
- * decision to the commit and no longer.
+ * subtransaction), so the row lock is held from the decision to the commit
+ * and no longer.  When the seats were gone by the time the row was ours,
+ * PostgreSQL has still locked it (its recheck of the updated row locks the
+ * newest version first): rolling the subtransaction back releases it, so a
+ * refused buyer in an open transaction blocks no one.
  */
 static TakeOutcome
 TakeWaiting(SeatRequest *req)
 {
-	if (req->timeout_ms == 0)
+	bool		taken;
+
+	if (req->timeout_ms <= 0)
 		return SEATS_BUSY;
-	switch (BookingWaitGuarded(RunTakeWait, req, req->timeout_ms))
+	switch (BookingWaitGuardedTry(RunTakeWait, req, req->timeout_ms, &taken))
 	{
 		case BOOKING_LOCKED:
-			return req->booking_id >= 0 ? SEATS_TAKEN : SEATS_SHORT;
+			return taken ? SEATS_TAKEN : SEATS_SHORT;
 		case BOOKING_LOCK_BUSY:
 			return SEATS_BUSY;
 		default:
@@ -223,14 +230,22 @@ SetSoldOut(BookingResult *res, SeatRequest *req, int32 capacity, int64 taken)
 					 capacity);
 }
 
+typedef struct ReclaimArgs
+{
+	SeatRequest *req;
+	BookingResult *res;
+} ReclaimArgs;
+
 /*
- * The seats are short at the lock: lapsed holds may still be counted.
- * Expire them under the lock and decide again.  Returns true when the seats
- * are now taken.
+ * Under the resource lock: expire the lapsed holds and decide again.  True
+ * when the seats are now taken; false with res set otherwise.
  */
 static bool
-ReclaimAndTake(SeatRequest *req, BookingResult *res)
+RunReclaimAndTake(void *arg)
 {
+	ReclaimArgs *ra = (ReclaimArgs *) arg;
+	SeatRequest *req = ra->req;
+	BookingResult *res = ra->res;
 	BookingResource r;
 	BookingLockOutcome outcome;
 	int64		taken;
@@ -239,7 +254,7 @@ ReclaimAndTake(SeatRequest *req, BookingResult *res)
 	outcome = BookingLockResource(req->resource, req->timeout_ms, &r);
 	if (outcome != BOOKING_LOCKED)
 	{
-		BookingSetLockOutcome(res, outcome, req->resource);
+		BookingSetLockOutcome(res, outcome, req->resource, req->timeout_ms);
 		return false;
 	}
 	if (r.stripes > 1)
@@ -254,10 +269,10 @@ ReclaimAndTake(SeatRequest *req, BookingResult *res)
 				SetSoldOut(res, req, r.capacity, r.capacity - free_left);
 				return false;
 			case BOOKING_STRIPE_BUSY:
-				BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource);
+				BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource, req->timeout_ms);
 				return false;
 			case BOOKING_STRIPE_RETRY:
-				BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource);
+				BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource, req->timeout_ms);
 				return false;
 		}
 	}
@@ -265,13 +280,40 @@ ReclaimAndTake(SeatRequest *req, BookingResult *res)
 	taken = (int64) r.taken - reclaimed;
 	if (taken + req->quantity > r.capacity)
 	{
-		if (reclaimed > 0)
-			BookingWriteTaken(req->resource, (int32) taken);
 		SetSoldOut(res, req, r.capacity, taken);
 		return false;
 	}
 	BookingWriteTaken(req->resource, (int32) (taken + req->quantity));
 	return true;
+}
+
+/*
+ * The seats are short at the lock: lapsed holds may still be counted.
+ * Expire them under the lock and decide again, in a subtransaction that is
+ * kept only when the seats are taken: a refusal keeps no lock (on the row or
+ * its stripes) and writes nothing, and the lapsed holds stay counted until a
+ * sale that needs them, or hold_expire, reclaims them.  Returns true when
+ * the seats are now taken.
+ */
+static bool
+ReclaimAndTake(SeatRequest *req, BookingResult *res)
+{
+	ReclaimArgs ra = {req, res};
+	bool		taken = false;
+
+	switch (BookingRunGuardedTry(RunReclaimAndTake, &ra, &taken))
+	{
+		case BOOKING_GUARD_DONE:
+			return taken;
+		case BOOKING_GUARD_BUSY:
+			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource, req->timeout_ms);
+			return false;
+		case BOOKING_GUARD_RETRY:
+		case BOOKING_GUARD_OVERLAP:
+			break;
+	}
+	BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource, req->timeout_ms);
+	return false;
 }
 
 /* Acts on a take outcome; false with res set when nothing was taken. */
@@ -286,12 +328,12 @@ AfterTake(SeatRequest *req, TakeOutcome outcome, BookingResult *res)
 		case SEATS_ELSEWHERE:
 			return ReclaimAndTake(req, res);
 		case SEATS_BUSY:
-			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource);
+			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource, req->timeout_ms);
 			return false;
 		case SEATS_RETRY:
 			break;
 	}
-	BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource);
+	BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource, req->timeout_ms);
 	return false;
 }
 
@@ -334,21 +376,21 @@ TakeSeats(SeatRequest *req, BookingResult *res)
 		}
 	}
 
-	if (!serializable || req->timeout_ms == 0)
+	if (!serializable || req->timeout_ms <= 0)
 	{
 		outcome = TakeNow(req);
 		if (outcome != SEATS_ELSEWHERE)
 			return AfterTake(req, outcome, res);
 	}
 	if (serializable)
-		return AfterTake(req, req->timeout_ms == 0 ? SEATS_ELSEWHERE : TakeWaiting(req), res);
+		return AfterTake(req, req->timeout_ms <= 0 ? SEATS_ELSEWHERE : TakeWaiting(req), res);
 
 	values[0] = Int64GetDatum(req->resource);
 	values[1] = TimestampTzGetDatum(req->now);
 	values[2] = Int32GetDatum(req->quantity);
 	if (BookingExecuteLatest(&peek_plan, values, NULL, 1) == 0)
 	{
-		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource);
+		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource, req->timeout_ms);
 		return false;
 	}
 	capacity = BookingGetInt32(0, 1, NULL);

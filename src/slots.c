@@ -158,8 +158,9 @@ booking_free_slots(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 
 	SPI_connect();
+	/* lapsed holds judged at the statement's start: STABLE, as declared */
 	n = RunFreeSlots(resource, BookingMakeRange(lower, upper, false),
-					 GetCurrentTimestamp(), false);
+					 GetCurrentStatementStartTimestamp(), false);
 	for (int i = 0; i < n; i++)
 	{
 		TimestampTz gap_lower;

@@ -137,8 +137,9 @@ BookingGetBool(int row, int col)
 }
 
 /*
- * Sets lock_timeout for the rest of the call; PostgreSQL's 0 means "wait
- * forever", so callers never push 0 (they use NOWAIT or SKIP LOCKED).
+ * Sets lock_timeout for the rest of the call.  PostgreSQL's 0 means "wait
+ * forever": callers use NOWAIT or SKIP LOCKED for 0, and anything below 1
+ * that still arrives here becomes 1 ms, never an unbounded wait.
  */
 int
 BookingPushLockTimeout(int timeout_ms)
@@ -146,7 +147,7 @@ BookingPushLockTimeout(int timeout_ms)
 	int			nestlevel = NewGUCNestLevel();
 	char		buf[32];
 
-	snprintf(buf, sizeof(buf), "%d", timeout_ms);
+	snprintf(buf, sizeof(buf), "%d", Max(timeout_ms, 1));
 	(void) set_config_option("lock_timeout", buf, PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	return nestlevel;
@@ -209,6 +210,10 @@ BookingRunGuardedTry(BookingTryFn fn, void *arg, bool *kept)
 				outcome = BOOKING_GUARD_BUSY;
 				break;
 			case ERRCODE_T_R_SERIALIZATION_FAILURE:
+				/* caught at SERIALIZABLE: the transaction must not commit (call.c) */
+				BookingNoteSerializableRetry();
+				outcome = BOOKING_GUARD_RETRY;
+				break;
 			case ERRCODE_T_R_DEADLOCK_DETECTED:
 				outcome = BOOKING_GUARD_RETRY;
 				break;

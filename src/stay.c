@@ -14,7 +14,9 @@
  *
  *	  Locks: resource rows in ascending id order; reserve_stay_any takes a
  *	  pool unit with SKIP LOCKED and waits only when every free unit is
- *	  locked by someone else.
+ *	  locked by someone else.  Each unit it tries is tried in a
+ *	  subtransaction that is rolled back unless the unit is booked, so a
+ *	  refused unit is released at once.
  */
 #include "postgres.h"
 
@@ -191,7 +193,7 @@ ReserveStayBody(void *state, BookingResult *res)
 		(void) BookingExecuteLatest(&precheck_plan, values, NULL, 1);
 		if (!BookingGetBool(0, 1))
 		{
-			BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource);
+			BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource, req->timeout_ms);
 			return;
 		}
 		if (BookingGetBool(0, 2))
@@ -204,7 +206,7 @@ ReserveStayBody(void *state, BookingResult *res)
 	outcome = BookingLockResource(req->resource, req->timeout_ms, &r);
 	if (outcome != BOOKING_LOCKED)
 	{
-		BookingSetLockOutcome(res, outcome, req->resource);
+		BookingSetLockOutcome(res, outcome, req->resource, req->timeout_ms);
 		return;
 	}
 
@@ -261,7 +263,8 @@ ReserveStaysBody(void *state, BookingResult *res)
 	{
 		if (BookingExecuteLatest(&group_missing_plan, &ids, NULL, 1) == 1)
 		{
-			BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, BookingGetInt64(0, 1, NULL));
+			BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, BookingGetInt64(0, 1, NULL),
+								  req->timeout_ms);
 			return;
 		}
 		if (BookingExecuteLatest(&group_conflict_plan, values, NULL, 1) == 1)
@@ -282,7 +285,7 @@ ReserveStaysBody(void *state, BookingResult *res)
 		outcome = BookingLockResource(DatumGetInt64(elems[i]), req->timeout_ms, &r);
 		if (outcome != BOOKING_LOCKED)
 		{
-			BookingSetLockOutcome(res, outcome, DatumGetInt64(elems[i]));
+			BookingSetLockOutcome(res, outcome, DatumGetInt64(elems[i]), req->timeout_ms);
 			return;
 		}
 	}
@@ -314,7 +317,7 @@ ReserveStaysBody(void *state, BookingResult *res)
 	if (outcome != BOOKING_GUARD_DONE)
 	{
 		BookingSetLockOutcome(res, outcome == BOOKING_GUARD_BUSY ? BOOKING_LOCK_BUSY : BOOKING_LOCK_RETRY,
-							  req->resource);
+							  req->resource, req->timeout_ms);
 		return;
 	}
 	if (!kept)
@@ -328,6 +331,59 @@ ReserveStaysBody(void *state, BookingResult *res)
 							nelems == 1 ? "resource" : "resources", (long long) first_id), req);
 }
 
+/* one attempt at one unit of a pool, in a subtransaction of its own */
+typedef struct UnitTry
+{
+	StayRequest *req;
+	int64		unit;
+	bool		wait;			/* false: SKIP LOCKED only */
+	int			timeout_ms;
+	BookingLockOutcome lock;
+	int64		booking_id;
+} UnitTry;
+
+static bool
+RunUnitTry(void *arg)
+{
+	UnitTry    *ut = (UnitTry *) arg;
+	BookingResource r;
+
+	if (!ut->wait)
+		ut->lock = BookingTryLockResource(ut->unit, &r) ? BOOKING_LOCKED : BOOKING_LOCK_BUSY;
+	else
+		ut->lock = BookingLockResource(ut->unit, ut->timeout_ms, &r);
+	if (ut->lock != BOOKING_LOCKED)
+		return false;
+	ut->booking_id = InsertStay(ut->req, ut->unit);
+	return ut->booking_id >= 0;
+}
+
+/*
+ * Tries one unit: true when it is booked.  The attempt's subtransaction is
+ * kept only then, so a unit that is refused (taken since the pre-check) or
+ * that could not be locked leaves no lock behind: a caller never holds a
+ * refused unit while it waits for another, in any order.
+ */
+static bool
+TryUnit(UnitTry *ut)
+{
+	bool		kept = false;
+	int			nestlevel = -1;
+	BookingGuardOutcome outcome;
+
+	/* under a snapshot isolation level the statements wait by lock_timeout */
+	if (ut->wait && IsolationUsesXactSnapshot() && ut->timeout_ms > 0)
+		nestlevel = BookingPushLockTimeout(ut->timeout_ms);
+	outcome = BookingRunGuardedTry(RunUnitTry, ut, &kept);
+	if (nestlevel >= 0)
+		BookingPopLockTimeout(nestlevel);
+	if (outcome == BOOKING_GUARD_BUSY)
+		ut->lock = BOOKING_LOCK_BUSY;
+	else if (outcome != BOOKING_GUARD_DONE)
+		ut->lock = BOOKING_LOCK_RETRY;
+	return kept;
+}
+
 static void
 ReserveStayAnyBody(void *state, BookingResult *res)
 {
@@ -336,6 +392,9 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 	int64	   *units;
 	bool	   *tried;
 	int			nunits;
+	TimestampTz deadline = 0;
+	int64		busy_unit = 0;
+	bool		retry = false;
 
 	values[0] = Int64GetDatum(req->resource);
 	if (BookingExecuteLatest(&pool_exists_plan, values, NULL, 1) == 0)
@@ -360,49 +419,56 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 	/*
 	 * First pass: units nobody holds, without waiting, so concurrent callers
 	 * spread over the pool instead of queueing on one unit.  Second pass:
-	 * wait for the units others hold, since their bookers may still fail.
+	 * wait for the units others hold, since their bookers may still fail, in
+	 * ascending order and at most lock_timeout in all.
 	 */
 	for (int pass = 0; pass < 2; pass++)
 	{
 		for (int i = 0; i < nunits; i++)
 		{
-			BookingResource r;
-			int64		booking_id;
+			UnitTry		ut = {req, units[i], pass == 1, 0, BOOKING_LOCK_BUSY, -1};
 
 			if (tried[i])
 				continue;
-			if (pass == 0)
+			if (pass == 1 && req->timeout_ms > 0)
 			{
-				if (!BookingTryLockResource(units[i], &r))
-					continue;
+				if (deadline == 0)
+					deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), req->timeout_ms);
+				ut.timeout_ms = BookingMillisecondsLeft(deadline);
 			}
-			else
+			if (TryUnit(&ut))
 			{
-				BookingLockOutcome outcome = BookingLockResource(units[i], req->timeout_ms, &r);
-
-				if (outcome == BOOKING_LOCK_BUSY || outcome == BOOKING_LOCK_RETRY)
-				{
-					BookingSetLockOutcome(res, outcome, units[i]);
-					return;
-				}
-				if (outcome == BOOKING_LOCK_NOT_FOUND)
-					continue;
-			}
-			tried[i] = true;
-			booking_id = InsertStay(req, units[i]);
-			if (booking_id >= 0)
-			{
-				SetStayCreated(res, booking_id,
+				SetStayCreated(res, ut.booking_id,
 							   psprintf("unit %lld of pool %lld", (long long) units[i],
 										(long long) req->resource), req);
 				return;
 			}
+			switch (ut.lock)
+			{
+				case BOOKING_LOCKED:
+				case BOOKING_LOCK_NOT_FOUND:
+					tried[i] = true;	/* refused, or gone */
+					break;
+				case BOOKING_LOCK_BUSY:
+					if (pass == 1)
+						busy_unit = units[i];
+					break;
+				case BOOKING_LOCK_RETRY:
+					tried[i] = true;
+					retry = true;
+					break;
+			}
 		}
 	}
 
-	BookingSetResult(res, BOOKING_SOLD_OUT, -1,
-					 "Sold out: no unit of pool %lld is free for that range.",
-					 (long long) req->resource);
+	if (retry)
+		BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource, req->timeout_ms);
+	else if (busy_unit > 0)
+		BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, busy_unit, req->timeout_ms);
+	else
+		BookingSetResult(res, BOOKING_SOLD_OUT, -1,
+						 "Sold out: no unit of pool %lld is free for that range.",
+						 (long long) req->resource);
 }
 
 static void

@@ -207,7 +207,7 @@ BookingStripesTakeFast(const Datum *row, const char *row_nulls, int32 stripes,
 	}
 	if (outcome != BOOKING_GUARD_DONE)
 		return outcome == BOOKING_GUARD_BUSY ? BOOKING_LOCK_BUSY : BOOKING_LOCK_RETRY;
-	if (timeout_ms == 0)
+	if (timeout_ms <= 0)
 		return BOOKING_LOCK_NOT_FOUND;
 
 	/* every stripe that has the seats is held: queue on our own stripe */
@@ -355,11 +355,14 @@ BookingStripesLockOne(int64 resource, int32 stripes, int timeout_ms, int32 *stri
 		*stripe = BookingGetInt32(0, 1, NULL);
 		return BOOKING_LOCKED;
 	}
-	if (timeout_ms == 0)
+	if (timeout_ms <= 0)
 		return BOOKING_LOCK_BUSY;
 	outcome = BookingWaitGuarded(RunWaitOne, &wa, timeout_ms);
 	if (outcome == BOOKING_LOCKED && !wa.found)
-		elog(ERROR, "striped resource %lld has no stripes", (long long) resource);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("striped resource %lld has no stripes", (long long) resource),
+				 errdetail("booking.resources says it is striped, but booking.resource_stripes has no row for it.")));
 	*stripe = wa.stripe;
 	return outcome;
 }
@@ -391,7 +394,7 @@ SetStripesBody(void *state, BookingResult *res)
 	outcome = BookingLockResource(req->resource, booking_lock_timeout_ms, &r);
 	if (outcome != BOOKING_LOCKED)
 	{
-		BookingSetLockOutcome(res, outcome, req->resource);
+		BookingSetLockOutcome(res, outcome, req->resource, booking_lock_timeout_ms);
 		return;
 	}
 	if (r.stripes > 1)
@@ -399,7 +402,7 @@ SetStripesBody(void *state, BookingResult *res)
 		free = BookingStripesLockAll(req->resource, booking_lock_timeout_ms, &outcome);
 		if (outcome != BOOKING_LOCKED)
 		{
-			BookingSetLockOutcome(res, outcome, req->resource);
+			BookingSetLockOutcome(res, outcome, req->resource, booking_lock_timeout_ms);
 			return;
 		}
 	}
