@@ -72,6 +72,7 @@ INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result) VAL
 ('reserve_seat', 'lock_timeout -1 ms', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, lock_timeout => '-1 millisecond')$$, '22023', 'lock_timeout', NULL),
 ('reserve_seat', 'lock_timeout 25 days (over 2^31-1 ms)', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, lock_timeout => '25 days')$$, '22023', 'lock_timeout', NULL),
 ('reserve_seat', 'lock_timeout 178,000,000 years', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, lock_timeout => '178000000 years')$$, '22023', 'lock_timeout', NULL),
+('reserve_seat', 'lock_timeout 2147483647.5 ms (over 2^31-1 ms once rounded)', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, lock_timeout => '2147483647.5 ms')$$, '22023', 'lock_timeout', NULL),
 ('reserve_seat', 'unknown resource 0', $$SELECT code || ' ' || http_status FROM booking.reserve_seat(0, 'g', 1)$$, NULL, NULL, '^not_found 404$'),
 ('reserve_seat', 'unknown resource -2^63', $$SELECT code || ' ' || http_status FROM booking.reserve_seat(-9223372036854775808, 'g', 1)$$, NULL, NULL, '^not_found 404$'),
 ('reserve_seat', 'unknown resource 2^63-1', $$SELECT code || ' ' || http_status FROM booking.reserve_seat(9223372036854775807, 'g', 1)$$, NULL, NULL, '^not_found 404$'),
@@ -91,6 +92,7 @@ INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result) VAL
 ('reserve_stay', 'hold -1 day', $$SELECT code FROM booking.reserve_stay({room}, 'g', '[2030-01-01, 2030-01-02)', hold => '-1 day')$$, '22023', 'hold', NULL),
 ('reserve_stay', 'idempotency_key of 0 bytes', $$SELECT code FROM booking.reserve_stay({room}, 'g', '[2030-01-01, 2030-01-02)', idempotency_key => '')$$, '22023', 'idempotency_key', NULL),
 ('reserve_stay', 'lock_timeout -1 s', $$SELECT code FROM booking.reserve_stay({room}, 'g', '[2030-01-01, 2030-01-02)', lock_timeout => '-1 s')$$, '22023', 'lock_timeout', NULL),
+('reserve_stay', 'lock_timeout 2147483647.5 ms (over 2^31-1 ms once rounded)', $$SELECT code FROM booking.reserve_stay({room}, 'g', '[2030-01-01, 2030-01-02)', lock_timeout => '2147483647.5 ms')$$, '22023', 'lock_timeout', NULL),
 ('reserve_stay', 'a range overlapping a confirmed stay', $$SELECT code || ' ' || http_status FROM booking.reserve_stay({room}, 'g', '[2030-06-03, 2030-06-05)')$$, NULL, NULL, '^(unavailable|just_taken) 409$'),
 ('reserve_stay', 'a taken range just before the end of time', $$SELECT code || ' ' || http_status FROM booking.reserve_stay({room2}, 'g', '[294276-12-30 00:00+00, 294276-12-31 00:00+00)')$$, NULL, NULL, '^(unavailable|just_taken) 409$'),
 -- reserve_stays(resources, guest, during, hold, idempotency_key, lock_timeout)
@@ -112,6 +114,7 @@ INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result) VAL
 ('reserve_stays', 'during empty', $$SELECT code FROM booking.reserve_stays(ARRAY[{g1}, {g2}], 'g', 'empty')$$, '22023', 'during', NULL),
 ('reserve_stays', 'during to infinity', $$SELECT code FROM booking.reserve_stays(ARRAY[{g1}, {g2}], 'g', '[2030-01-01, infinity]')$$, '22023', 'during', NULL),
 ('reserve_stays', 'idempotency_key of 100 KB', $$SELECT code FROM booking.reserve_stays(ARRAY[{g1}, {g2}], 'g', '[2030-01-01, 2030-01-02)', idempotency_key => repeat('k', 102400))$$, '22023', 'idempotency_key', NULL),
+('reserve_stays', 'lock_timeout 2147483647.5 ms (over 2^31-1 ms once rounded)', $$SELECT code FROM booking.reserve_stays(ARRAY[{g1}, {g2}], 'g', '[2030-01-01, 2030-01-02)', lock_timeout => '2147483647.5 ms')$$, '22023', 'lock_timeout', NULL),
 -- reserve_stay_any(pool, guest, during, hold, idempotency_key, lock_timeout)
 ('reserve_stay_any', 'pool NULL', $$SELECT code FROM booking.reserve_stay_any(NULL, 'g', '[2030-01-01, 2030-01-02)')$$, '22004', 'pool', NULL),
 ('reserve_stay_any', 'guest NULL', $$SELECT code FROM booking.reserve_stay_any({pool}, NULL, '[2030-01-01, 2030-01-02)')$$, '22004', 'guest', NULL),
@@ -123,6 +126,7 @@ INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result) VAL
 ('reserve_stay_any', 'during to infinity', $$SELECT code FROM booking.reserve_stay_any({pool}, 'g', '[2030-01-01, infinity)')$$, '22023', 'during', NULL),
 ('reserve_stay_any', 'hold 3661 days', $$SELECT code FROM booking.reserve_stay_any({pool}, 'g', '[2030-01-01, 2030-01-02)', hold => '3661 days')$$, '22023', 'hold', NULL),
 ('reserve_stay_any', 'lock_timeout -1 s', $$SELECT code FROM booking.reserve_stay_any({pool}, 'g', '[2030-01-01, 2030-01-02)', lock_timeout => '-1 s')$$, '22023', 'lock_timeout', NULL),
+('reserve_stay_any', 'lock_timeout 2147483647.5 ms (over 2^31-1 ms once rounded)', $$SELECT code FROM booking.reserve_stay_any({pool}, 'g', '[2030-01-01, 2030-01-02)', lock_timeout => '2147483647.5 ms')$$, '22023', 'lock_timeout', NULL),
 ('reserve_stay_any', 'idempotency_key of 0 bytes', $$SELECT code FROM booking.reserve_stay_any({pool}, 'g', '[2030-01-01, 2030-01-02)', idempotency_key => '')$$, '22023', 'idempotency_key', NULL),
 -- free_slots(resource, within, min_length)
 ('free_slots', 'resource NULL', $$SELECT count(*)::text FROM booking.free_slots(NULL, '[2030-01-01, 2030-02-01)', '1 day')$$, '22004', 'resource', NULL),
