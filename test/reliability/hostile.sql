@@ -192,6 +192,23 @@ SELECT * FROM (VALUES
 ('set_stripes', 'unknown resource', $$SELECT code || ' ' || http_status FROM booking.set_stripes(-1, 4)$$, NULL, NULL, '^not_found 404$')
 ) v WHERE to_regproc('booking.set_stripes') IS NOT NULL;
 
+-- 0.3.0: extend_hold_until(booking, until)
+INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result)
+SELECT * FROM (VALUES
+('extend_hold_until', 'booking NULL', $$SELECT code FROM booking.extend_hold_until(NULL, clock_timestamp() + interval '1 hour')$$, '22004', 'booking', NULL),
+('extend_hold_until', 'until NULL', $$SELECT code FROM booking.extend_hold_until({b_hold}, NULL)$$, '22004', 'until', NULL),
+('extend_hold_until', 'until infinity', $$SELECT code FROM booking.extend_hold_until({b_hold}, 'infinity')$$, '22023', 'until', NULL),
+('extend_hold_until', 'until -infinity', $$SELECT code FROM booking.extend_hold_until({b_hold}, '-infinity')$$, '22023', 'until', NULL),
+('extend_hold_until', 'until in the past', $$SELECT code FROM booking.extend_hold_until({b_hold}, '2000-01-01 00:00+00')$$, '22023', 'until', NULL),
+('extend_hold_until', 'until at the start of the transaction', $$SELECT code FROM booking.extend_hold_until({b_hold}, now())$$, '22023', 'until', NULL),
+('extend_hold_until', 'until 3661 days ahead', $$SELECT code FROM booking.extend_hold_until({b_hold}, clock_timestamp() + interval '3661 days')$$, '22023', 'until', NULL),
+('extend_hold_until', 'until at the end of time', $$SELECT code FROM booking.extend_hold_until({b_hold}, '294276-12-31 00:00+00')$$, '22023', 'until', NULL),
+('extend_hold_until', 'unknown booking', $$SELECT code || ' ' || http_status FROM booking.extend_hold_until(-1, clock_timestamp() + interval '1 hour')$$, NULL, NULL, '^not_found 404$'),
+('extend_hold_until', 'a confirmed booking', $$SELECT code || ' ' || http_status FROM booking.extend_hold_until({b_conf}, clock_timestamp() + interval '1 hour')$$, NULL, NULL, '^invalid_state 409$'),
+('extend_hold_until', 'a cancelled booking', $$SELECT code || ' ' || http_status FROM booking.extend_hold_until({b_can}, clock_timestamp() + interval '1 hour')$$, NULL, NULL, '^invalid_state 409$'),
+('extend_hold_until', 'an expired hold', $$SELECT code || ' ' || http_status FROM booking.extend_hold_until({b_exp}, clock_timestamp() + interval '1 hour')$$, NULL, NULL, '^hold_expired 410$')
+) v WHERE to_regproc('booking.extend_hold_until') IS NOT NULL;
+
 -- every case, with the fixture's ids substituted
 CREATE FUNCTION pg_temp.hostile_run() RETURNS SETOF text LANGUAGE plpgsql AS $run$
 DECLARE
