@@ -20,7 +20,7 @@ PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers 
 # pg_regress reads <outputdir>/sql before <inputdir>/sql (and so for specs and
 # expected): test sources live in test/, expected outputs in expected/.
 REGRESS = setup resources reserve_seat cancel set_capacity stripes reserve_stay \
-	reserve_stays reserve_stay_any free_slots holds idempotency
+	reserve_stays reserve_stay_any free_slots holds idempotency constraints reclaim seats_left extend_hold_until
 REGRESS_OPTS = --inputdir=. --outputdir=test
 ISOLATION = iso_last_seat iso_lock_timeout iso_cancel_reserve iso_stay_race \
 	iso_group_order iso_stay_any iso_confirm_expire iso_expire_expire \

@@ -2,7 +2,7 @@
 -- argument names, defaults, return types, volatility and security settings.
 -- Run by pg_prove against a database with pgtap and booking installed.
 BEGIN;
-SELECT plan(128);
+SELECT plan(136);
 
 ------------------------------------------------------------------------------
 -- schema and types
@@ -73,7 +73,7 @@ SELECT has_table('booking', 'idempotency_keys', 'table booking.idempotency_keys 
 SELECT functions_are('booking', ARRAY[
     'create_resource', 'set_capacity', 'seats_left', 'reserve_seat', 'reserve_stay',
     'reserve_stays', 'reserve_stay_any', 'free_slots', 'confirm', 'cancel',
-    'extend_hold', 'hold_expire', 'set_stripes'],
+    'extend_hold', 'extend_hold_until', 'hold_expire', 'set_stripes'],
     'schema booking holds exactly the functions of the contract');
 
 CREATE TEMP TABLE contract_fn (name text, args text, identity text, returns text, vol text)
@@ -112,6 +112,9 @@ INSERT INTO contract_fn VALUES
  ('extend_hold',
   'booking bigint, by interval',
   'bigint, interval', 'booking.result', 'volatile'),
+ ('extend_hold_until',
+  'booking bigint, until timestamp with time zone',
+  'bigint, timestamp with time zone', 'booking.result', 'volatile'),
  ('hold_expire',
   'batch integer DEFAULT 1000',
   'integer', 'bigint', 'volatile'),
@@ -119,41 +122,41 @@ INSERT INTO contract_fn VALUES
   'resource bigint, stripes integer',
   'bigint, integer', 'booking.result', 'volatile');
 
--- each function exists with exactly these argument types (13)
+-- each function exists with exactly these argument types (14)
 SELECT ok(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity)) IS NOT NULL,
           format('function booking.%s(%s) exists', name, identity))
   FROM contract_fn ORDER BY name;
 
--- exact argument names and defaults (13)
+-- exact argument names and defaults (14)
 SELECT is(pg_catalog.pg_get_function_arguments(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity))),
           args, format('booking.%s has the arguments (%s)', name, args))
   FROM contract_fn ORDER BY name;
 
--- return types (13)
+-- return types (14)
 SELECT is(pg_catalog.pg_get_function_result(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity))),
           returns, format('booking.%s returns %s', name, returns))
   FROM contract_fn ORDER BY name;
 
--- volatility (13)
+-- volatility (14)
 SELECT is(CASE p.provolatile WHEN 'v' THEN 'volatile' WHEN 's' THEN 'stable' WHEN 'i' THEN 'immutable' END,
           f.vol, format('booking.%s is %s', f.name, f.vol))
   FROM contract_fn f
   LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
  ORDER BY f.name;
 
--- explicit NULL for an argument means its default: no function may be STRICT (13)
+-- explicit NULL for an argument means its default: no function may be STRICT (14)
 SELECT is(p.proisstrict, false, format('booking.%s is not STRICT (NULL means the default)', f.name))
   FROM contract_fn f
   LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
  ORDER BY f.name;
 
--- every function that writes or reads the tables runs as its owner (12) ...
+-- every function that writes or reads the tables runs as its owner (14) ...
 SELECT is(p.prosecdef, true, format('booking.%s is SECURITY DEFINER', f.name))
   FROM contract_fn f
   LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
  ORDER BY f.name;
 
--- ... with a pinned search_path (13)
+-- ... with a pinned search_path (14)
 SELECT is(p.proconfig, ARRAY['search_path=pg_catalog, pg_temp'],
           format('booking.%s pins search_path = pg_catalog, pg_temp', f.name))
   FROM contract_fn f
@@ -179,12 +182,28 @@ SELECT is_empty(
 LOAD 'booking';
 SELECT results_eq(
     $$SELECT name, boot_val, unit FROM pg_catalog.pg_settings
-       WHERE name IN ('booking.lock_timeout', 'booking.expire_interval', 'booking.idempotency_retention')
+       WHERE name IN ('booking.lock_timeout', 'booking.expire_interval', 'booking.expire_batch',
+                      'booking.idempotency_retention')
        ORDER BY name$$,
-    $$VALUES ('booking.expire_interval'::text, '10'::text, 's'::text),
+    $$VALUES ('booking.expire_batch'::text, '10000'::text, NULL::text),
+             ('booking.expire_interval', '10', 's'),
              ('booking.idempotency_retention', '86400', 's'),
              ('booking.lock_timeout', '3000', 'ms')$$,
-    'GUCs booking.lock_timeout (3s), booking.expire_interval (10s), booking.idempotency_retention (24h) exist with their defaults');
+    'GUCs booking.lock_timeout (3s), booking.expire_interval (10s), booking.expire_batch (10000), booking.idempotency_retention (24h) exist with their defaults');
+
+-- who may set them: a setting that changes what other callers get is not
+-- user-settable (the retention decides when anyone's stored key is purged);
+-- lock_timeout only bounds the caller's own waits
+SELECT results_eq(
+    $$SELECT name, context FROM pg_catalog.pg_settings
+       WHERE name IN ('booking.lock_timeout', 'booking.expire_interval', 'booking.expire_batch',
+                      'booking.idempotency_retention')
+       ORDER BY name$$,
+    $$VALUES ('booking.expire_batch'::text, 'sighup'::text),
+             ('booking.expire_interval', 'sighup'),
+             ('booking.idempotency_retention', 'superuser'),
+             ('booking.lock_timeout', 'user')$$,
+    'booking.idempotency_retention is superuser-only, expire_interval and expire_batch are set in postgresql.conf, lock_timeout by any user');
 
 SELECT * FROM finish();
 ROLLBACK;

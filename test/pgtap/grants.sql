@@ -4,7 +4,7 @@
 -- idempotency results; a role without EXECUTE cannot call anything, because
 -- no function is executable by PUBLIC.
 BEGIN;
-SELECT plan(58);
+SELECT plan(64);
 
 SET LOCAL TimeZone = 'UTC';
 
@@ -38,6 +38,9 @@ SELECT is(
       WHERE p.pronamespace = 'booking'::regnamespace
         AND pg_catalog.has_function_privilege('booking_tap_nobody', p.oid, 'EXECUTE')),
     0::bigint, 'a role without the EXECUTE grant can execute no function of schema booking');
+SELECT ok(NOT COALESCE(pg_catalog.has_function_privilege('public',
+              pg_catalog.to_regprocedure('booking.extend_hold_until(bigint, timestamp with time zone)'), 'EXECUTE'), true),
+          'booking.extend_hold_until exists and is not executable by PUBLIC');
 
 ------------------------------------------------------------------------------
 -- the application role uses the whole API
@@ -67,6 +70,9 @@ SELECT is(booking.seats_left((SELECT id FROM booking.resources WHERE name = 'tap
           'app: seats_left counts confirmed seats and holds');
 SELECT is(row(r.code, r.http_status), row('ok'::text, 200), 'app: extend_hold')
   FROM booking.extend_hold((SELECT id FROM booking.bookings WHERE guest = 'bob'), '10 minutes') r;
+SELECT is(row(r.code, r.http_status), row('ok'::text, 200), 'app: extend_hold_until')
+  FROM booking.extend_hold_until((SELECT id FROM booking.bookings WHERE guest = 'bob'),
+                                 pg_catalog.clock_timestamp() + interval '2 hours') r;
 SELECT is(row(r.code, r.http_status), row('ok'::text, 200), 'app: confirm')
   FROM booking.confirm((SELECT id FROM booking.bookings WHERE guest = 'bob')) r;
 SELECT is((SELECT status::text FROM booking.bookings WHERE guest = 'bob'), 'confirmed',
@@ -123,6 +129,16 @@ SELECT is(row(r.code, r.http_status), row('ok'::text, 200), 'app: cancel of a st
 -- lifecycle maintenance
 SELECT is(booking.hold_expire(), 0::bigint, 'app: hold_expire runs (nothing lapsed)');
 SELECT is(booking.hold_expire(batch => 5), 0::bigint, 'app: hold_expire with a batch');
+
+-- settings: the role may bound its own waits, but not change how long
+-- everyone's stored idempotency results are kept (hold_expire purges with it)
+SELECT lives_ok($$SET LOCAL booking.lock_timeout = '250ms'$$, 'app: may SET booking.lock_timeout');
+SELECT throws_ok($$SET LOCAL booking.idempotency_retention = 1$$,
+    '42501', 'permission denied to set parameter "booking.idempotency_retention"',
+    'app: cannot SET booking.idempotency_retention');
+SELECT throws_ok($$SELECT pg_catalog.set_config('booking.idempotency_retention', '1', true)$$,
+    '42501', 'permission denied to set parameter "booking.idempotency_retention"',
+    'app: cannot set_config booking.idempotency_retention');
 
 ------------------------------------------------------------------------------
 -- ... and cannot write the tables nor read the stored results
@@ -182,6 +198,8 @@ SELECT throws_ok($$SELECT booking.extend_hold(1, '1 minute')$$,
     '42501', 'permission denied for function extend_hold', 'nobody: extend_hold refused');
 SELECT throws_ok($$SELECT booking.hold_expire()$$,
     '42501', 'permission denied for function hold_expire', 'nobody: hold_expire refused');
+SELECT throws_ok($$SELECT booking.extend_hold_until(1, pg_catalog.clock_timestamp() + interval '1 hour')$$,
+    '42501', 'permission denied for function extend_hold_until', 'nobody: extend_hold_until refused');
 SELECT throws_ok($$SELECT booking.set_capacity(1, 5, 1)$$,
     '42501', 'permission denied for function set_capacity', 'nobody: set_capacity refused');
 SELECT throws_ok($$SELECT booking.set_stripes(1, 4)$$,

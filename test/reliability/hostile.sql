@@ -72,6 +72,7 @@ INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result) VAL
 ('reserve_seat', 'lock_timeout -1 ms', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, lock_timeout => '-1 millisecond')$$, '22023', 'lock_timeout', NULL),
 ('reserve_seat', 'lock_timeout 25 days (over 2^31-1 ms)', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, lock_timeout => '25 days')$$, '22023', 'lock_timeout', NULL),
 ('reserve_seat', 'lock_timeout 178,000,000 years', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, lock_timeout => '178000000 years')$$, '22023', 'lock_timeout', NULL),
+('reserve_seat', 'lock_timeout 2147483647.5 ms (over 2^31-1 ms once rounded)', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, lock_timeout => '2147483647.5 ms')$$, '22023', 'lock_timeout', NULL),
 ('reserve_seat', 'unknown resource 0', $$SELECT code || ' ' || http_status FROM booking.reserve_seat(0, 'g', 1)$$, NULL, NULL, '^not_found 404$'),
 ('reserve_seat', 'unknown resource -2^63', $$SELECT code || ' ' || http_status FROM booking.reserve_seat(-9223372036854775808, 'g', 1)$$, NULL, NULL, '^not_found 404$'),
 ('reserve_seat', 'unknown resource 2^63-1', $$SELECT code || ' ' || http_status FROM booking.reserve_seat(9223372036854775807, 'g', 1)$$, NULL, NULL, '^not_found 404$'),
@@ -91,6 +92,7 @@ INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result) VAL
 ('reserve_stay', 'hold -1 day', $$SELECT code FROM booking.reserve_stay({room}, 'g', '[2030-01-01, 2030-01-02)', hold => '-1 day')$$, '22023', 'hold', NULL),
 ('reserve_stay', 'idempotency_key of 0 bytes', $$SELECT code FROM booking.reserve_stay({room}, 'g', '[2030-01-01, 2030-01-02)', idempotency_key => '')$$, '22023', 'idempotency_key', NULL),
 ('reserve_stay', 'lock_timeout -1 s', $$SELECT code FROM booking.reserve_stay({room}, 'g', '[2030-01-01, 2030-01-02)', lock_timeout => '-1 s')$$, '22023', 'lock_timeout', NULL),
+('reserve_stay', 'lock_timeout 2147483647.5 ms (over 2^31-1 ms once rounded)', $$SELECT code FROM booking.reserve_stay({room}, 'g', '[2030-01-01, 2030-01-02)', lock_timeout => '2147483647.5 ms')$$, '22023', 'lock_timeout', NULL),
 ('reserve_stay', 'a range overlapping a confirmed stay', $$SELECT code || ' ' || http_status FROM booking.reserve_stay({room}, 'g', '[2030-06-03, 2030-06-05)')$$, NULL, NULL, '^(unavailable|just_taken) 409$'),
 ('reserve_stay', 'a taken range just before the end of time', $$SELECT code || ' ' || http_status FROM booking.reserve_stay({room2}, 'g', '[294276-12-30 00:00+00, 294276-12-31 00:00+00)')$$, NULL, NULL, '^(unavailable|just_taken) 409$'),
 -- reserve_stays(resources, guest, during, hold, idempotency_key, lock_timeout)
@@ -112,6 +114,7 @@ INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result) VAL
 ('reserve_stays', 'during empty', $$SELECT code FROM booking.reserve_stays(ARRAY[{g1}, {g2}], 'g', 'empty')$$, '22023', 'during', NULL),
 ('reserve_stays', 'during to infinity', $$SELECT code FROM booking.reserve_stays(ARRAY[{g1}, {g2}], 'g', '[2030-01-01, infinity]')$$, '22023', 'during', NULL),
 ('reserve_stays', 'idempotency_key of 100 KB', $$SELECT code FROM booking.reserve_stays(ARRAY[{g1}, {g2}], 'g', '[2030-01-01, 2030-01-02)', idempotency_key => repeat('k', 102400))$$, '22023', 'idempotency_key', NULL),
+('reserve_stays', 'lock_timeout 2147483647.5 ms (over 2^31-1 ms once rounded)', $$SELECT code FROM booking.reserve_stays(ARRAY[{g1}, {g2}], 'g', '[2030-01-01, 2030-01-02)', lock_timeout => '2147483647.5 ms')$$, '22023', 'lock_timeout', NULL),
 -- reserve_stay_any(pool, guest, during, hold, idempotency_key, lock_timeout)
 ('reserve_stay_any', 'pool NULL', $$SELECT code FROM booking.reserve_stay_any(NULL, 'g', '[2030-01-01, 2030-01-02)')$$, '22004', 'pool', NULL),
 ('reserve_stay_any', 'guest NULL', $$SELECT code FROM booking.reserve_stay_any({pool}, NULL, '[2030-01-01, 2030-01-02)')$$, '22004', 'guest', NULL),
@@ -123,6 +126,7 @@ INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result) VAL
 ('reserve_stay_any', 'during to infinity', $$SELECT code FROM booking.reserve_stay_any({pool}, 'g', '[2030-01-01, infinity)')$$, '22023', 'during', NULL),
 ('reserve_stay_any', 'hold 3661 days', $$SELECT code FROM booking.reserve_stay_any({pool}, 'g', '[2030-01-01, 2030-01-02)', hold => '3661 days')$$, '22023', 'hold', NULL),
 ('reserve_stay_any', 'lock_timeout -1 s', $$SELECT code FROM booking.reserve_stay_any({pool}, 'g', '[2030-01-01, 2030-01-02)', lock_timeout => '-1 s')$$, '22023', 'lock_timeout', NULL),
+('reserve_stay_any', 'lock_timeout 2147483647.5 ms (over 2^31-1 ms once rounded)', $$SELECT code FROM booking.reserve_stay_any({pool}, 'g', '[2030-01-01, 2030-01-02)', lock_timeout => '2147483647.5 ms')$$, '22023', 'lock_timeout', NULL),
 ('reserve_stay_any', 'idempotency_key of 0 bytes', $$SELECT code FROM booking.reserve_stay_any({pool}, 'g', '[2030-01-01, 2030-01-02)', idempotency_key => '')$$, '22023', 'idempotency_key', NULL),
 -- free_slots(resource, within, min_length)
 ('free_slots', 'resource NULL', $$SELECT count(*)::text FROM booking.free_slots(NULL, '[2030-01-01, 2030-02-01)', '1 day')$$, '22004', 'resource', NULL),
@@ -187,6 +191,23 @@ SELECT * FROM (VALUES
 ('set_stripes', 'stripes -2^31', $$SELECT code FROM booking.set_stripes({seat}, -2147483648)$$, '22023', 'stripes', NULL),
 ('set_stripes', 'unknown resource', $$SELECT code || ' ' || http_status FROM booking.set_stripes(-1, 4)$$, NULL, NULL, '^not_found 404$')
 ) v WHERE to_regproc('booking.set_stripes') IS NOT NULL;
+
+-- 0.3.0: extend_hold_until(booking, until)
+INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result)
+SELECT * FROM (VALUES
+('extend_hold_until', 'booking NULL', $$SELECT code FROM booking.extend_hold_until(NULL, clock_timestamp() + interval '1 hour')$$, '22004', 'booking', NULL),
+('extend_hold_until', 'until NULL', $$SELECT code FROM booking.extend_hold_until({b_hold}, NULL)$$, '22004', 'until', NULL),
+('extend_hold_until', 'until infinity', $$SELECT code FROM booking.extend_hold_until({b_hold}, 'infinity')$$, '22023', 'until', NULL),
+('extend_hold_until', 'until -infinity', $$SELECT code FROM booking.extend_hold_until({b_hold}, '-infinity')$$, '22023', 'until', NULL),
+('extend_hold_until', 'until in the past', $$SELECT code FROM booking.extend_hold_until({b_hold}, '2000-01-01 00:00+00')$$, '22023', 'until', NULL),
+('extend_hold_until', 'until at the start of the transaction', $$SELECT code FROM booking.extend_hold_until({b_hold}, now())$$, '22023', 'until', NULL),
+('extend_hold_until', 'until 3661 days ahead', $$SELECT code FROM booking.extend_hold_until({b_hold}, clock_timestamp() + interval '3661 days')$$, '22023', 'until', NULL),
+('extend_hold_until', 'until at the end of time', $$SELECT code FROM booking.extend_hold_until({b_hold}, '294276-12-31 00:00+00')$$, '22023', 'until', NULL),
+('extend_hold_until', 'unknown booking', $$SELECT code || ' ' || http_status FROM booking.extend_hold_until(-1, clock_timestamp() + interval '1 hour')$$, NULL, NULL, '^not_found 404$'),
+('extend_hold_until', 'a confirmed booking', $$SELECT code || ' ' || http_status FROM booking.extend_hold_until({b_conf}, clock_timestamp() + interval '1 hour')$$, NULL, NULL, '^invalid_state 409$'),
+('extend_hold_until', 'a cancelled booking', $$SELECT code || ' ' || http_status FROM booking.extend_hold_until({b_can}, clock_timestamp() + interval '1 hour')$$, NULL, NULL, '^invalid_state 409$'),
+('extend_hold_until', 'an expired hold', $$SELECT code || ' ' || http_status FROM booking.extend_hold_until({b_exp}, clock_timestamp() + interval '1 hour')$$, NULL, NULL, '^hold_expired 410$')
+) v WHERE to_regproc('booking.extend_hold_until') IS NOT NULL;
 
 -- every case, with the fixture's ids substituted
 CREATE FUNCTION pg_temp.hostile_run() RETURNS SETOF text LANGUAGE plpgsql AS $run$

@@ -19,21 +19,39 @@
 #     clean one, no hostile object was ever called, the public tables stay
 #     empty.  (A sanity check first shows the hostile objects do fool plain
 #     SQL of that role.)
+#  4. Settings: the application role cannot SET (or set_config)
+#     booking.idempotency_retention (42501), so its hold_expire(100000)
+#     cannot purge keys younger than the server's retention: a key it stored
+#     still replays afterwards, and books nothing twice.  Nor can a value it
+#     SETs as a placeholder before the library is loaded: once loaded, the
+#     server's retention counts.  booking.lock_timeout stays settable by it.
+#  5. A schema "booking" that exists before CREATE EXTENSION is refused
+#     (42501, a message that starts with schema "booking") when a
+#     non-superuser owns it, or has CREATE on it, or it already holds an
+#     object (here a better-matching booking.reserve_seat(integer, text,
+#     integer) planted by a non-superuser), and nothing is created; an empty
+#     one owned by the installing superuser is accepted.
 set -u
 cd "$(dirname "$0")" || exit 1
 . ./lib.bash
 
 APP=booking_rel_app
 NOBODY=booking_rel_nobody
+OWNER=booking_rel_schema_owner
 CLEAN=booking_rel_priv_clean
 EVIL=booking_rel_priv_hostile
+SCHEMA_DBS="booking_rel_schema_owned booking_rel_schema_create booking_rel_schema_planted booking_rel_schema_mine"
 
 drop_roles() {
 	local db
+	for db in $SCHEMA_DBS; do
+		rel_psql -d postgres -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1
+	done
 	for db in $CLEAN $EVIL; do
 		rel_psql -d "$db" -c "DROP OWNED BY $APP, $NOBODY" >/dev/null 2>&1
 	done
-	rel_psql -d postgres -c "DROP ROLE IF EXISTS $APP" -c "DROP ROLE IF EXISTS $NOBODY" >/dev/null 2>&1
+	rel_psql -d postgres -c "DROP ROLE IF EXISTS $APP" -c "DROP ROLE IF EXISTS $NOBODY" \
+		-c "DROP ROLE IF EXISTS $OWNER" >/dev/null 2>&1
 }
 finish() { drop_roles; rel_cleanup; }
 trap finish EXIT
@@ -218,5 +236,130 @@ check "no hostile function or operator was called by the extension" \
 check "the hostile tables public.resources, public.bookings, public.idempotency_keys stay empty" \
 	"SELECT (SELECT count(*) FROM public.resources) + (SELECT count(*) FROM public.bookings) + (SELECT count(*) FROM public.idempotency_keys)" 0
 check_invariants "hostile database"
+
+# 4. settings, as the application role over its own connections
+REL_DB=$CLEAN
+retention_res=$(q "SELECT booking.create_resource('retention', 10)")
+# keyed_call KEY GUEST: the role's keyed reserve_seat on that resource,
+# answering "code replayed booking_id"
+keyed_call() {
+	echo "SELECT code || ' ' || replayed || ' ' || booking_id FROM booking.reserve_seat($retention_res, '$2', 1, idempotency_key => '$1')"
+}
+# the role's first statement loads the library, so a SET is no placeholder
+load="SELECT booking.seats_left($retention_res)"
+got=$(as_role $APP $CLEAN -v VERBOSITY=verbose -c "$load" -c "SET booking.idempotency_retention = 1" 2>&1)
+if echo "$got" | grep -q '^ERROR:  42501:'; then
+	pass "the application role cannot SET booking.idempotency_retention (42501)"
+else
+	fail "the application role cannot SET booking.idempotency_retention (42501)"
+	echo "#   got: $got"
+fi
+got=$(as_role $APP $CLEAN -v VERBOSITY=verbose -c "$load" \
+	-c "SELECT set_config('booking.idempotency_retention', '1', false)" 2>&1)
+if echo "$got" | grep -q '^ERROR:  42501:'; then
+	pass "the application role cannot set_config booking.idempotency_retention (42501)"
+else
+	fail "the application role cannot set_config booking.idempotency_retention (42501)"
+	echo "#   got: $got"
+fi
+got=$(as_role $APP $CLEAN -c "$load" -c "SET booking.lock_timeout = '250ms'" -c "SHOW booking.lock_timeout" 2>&1)
+if [ "$(echo "$got" | tail -n 1)" = "250ms" ]; then
+	pass "the application role may SET booking.lock_timeout (it bounds only its own waits)"
+else
+	fail "the application role may SET booking.lock_timeout"
+	echo "#   got: $got"
+fi
+
+# a key stored by the role; then, in another session of the role, a
+# retention of 1 s, a wait past it, and hold_expire(100000): the key stays
+first=$(as_role $APP $CLEAN -c "$(keyed_call retention-set kay)" 2>&1)
+as_role $APP $CLEAN -c "$load" -c "SET booking.idempotency_retention = 1" \
+	-c "SELECT pg_sleep(1.2)" -c "SELECT booking.hold_expire(100000)" >/dev/null 2>&1
+again=$(as_role $APP $CLEAN -c "$(keyed_call retention-set kay)" 2>&1)
+if [ "$first" = "ok false ${first##* }" ] && [ "$again" = "ok true ${first##* }" ]; then
+	pass "after the role SET the retention to 1 s and ran hold_expire(100000), its key still replays"
+else
+	fail "after the role SET the retention to 1 s and ran hold_expire(100000), its key still replays"
+	echo "#   first call: $first; after hold_expire: $again"
+fi
+
+# the same with the value SET before anything loaded the library: a
+# placeholder, which the library must not adopt when it loads
+out=$(as_role $APP $CLEAN -c "SET booking.idempotency_retention = 1" -c "$(keyed_call retention-early lee)" \
+	-c "SHOW booking.idempotency_retention" -c "SELECT pg_sleep(1.2)" -c "SELECT booking.hold_expire(100000)" \
+	-c "$(keyed_call retention-early lee)" 2>&1)
+first=$(echo "$out" | grep -m 1 '^ok ')
+shown=$(echo "$out" | grep -m 1 -x '[0-9][0-9]*[a-z]*')
+again=$(echo "$out" | grep '^ok ' | tail -n 1)
+if [ -n "$first" ] && [ "$first" = "ok false ${first##* }" ] && [ "$again" = "ok true ${first##* }" ]; then
+	pass "a retention the role SET before the library loaded is not adopted: its key still replays after hold_expire(100000)"
+else
+	fail "a retention the role SET before the library loaded is not adopted: its key still replays after hold_expire(100000)"
+	echo "$out" | sed 's/^/#   /'
+fi
+if [ "$shown" = "1d" ]; then
+	pass "... and once loaded, that session's booking.idempotency_retention is the server's 1d"
+else
+	fail "... and once loaded, that session's booking.idempotency_retention is the server's 1d (got ${shown:-nothing})"
+fi
+check "each of the two keys booked once" \
+	"SELECT count(*) FILTER (WHERE guest = 'kay') || ' ' || count(*) FILTER (WHERE guest = 'lee')
+	   FROM booking.bookings WHERE resource_id = $retention_res" "1 1"
+
+# 5. a schema booking that exists before CREATE EXTENSION
+rel_psql -d postgres -c "SET client_min_messages = warning" -c "DROP ROLE IF EXISTS $OWNER" \
+	-c "CREATE ROLE $OWNER LOGIN" >/dev/null
+for db in $SCHEMA_DBS; do
+	rel_psql -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" >/dev/null 2>&1 ||
+		fail "create database $db"
+done
+rel_psql -d booking_rel_schema_owned -c "CREATE SCHEMA booking AUTHORIZATION $OWNER" >/dev/null
+rel_psql -d booking_rel_schema_create -c "CREATE SCHEMA booking" \
+	-c "GRANT USAGE, CREATE ON SCHEMA booking TO $OWNER" >/dev/null
+# the owner plants a better match for the README's reserve_seat(1, '...', 2),
+# then loses CREATE: the schema is the superuser's, but not empty
+rel_psql -d booking_rel_schema_planted -c "CREATE SCHEMA booking" \
+	-c "GRANT USAGE, CREATE ON SCHEMA booking TO $OWNER" -c "SET ROLE $OWNER" \
+	-c "CREATE FUNCTION booking.reserve_seat(resource integer, guest text, quantity integer DEFAULT 1)
+	    RETURNS text LANGUAGE sql AS 'SELECT ''the owner''''s code ran as '' || current_user'" \
+	-c "RESET ROLE" -c "REVOKE CREATE ON SCHEMA booking FROM $OWNER" >/dev/null
+rel_psql -d booking_rel_schema_mine -c "CREATE SCHEMA booking" >/dev/null
+
+# the objects in schema booking, but for the owner's planted function
+objects_sql="SELECT (SELECT count(*) FROM pg_class WHERE relnamespace = n.oid)
+	+ (SELECT count(*) FROM pg_type WHERE typnamespace = n.oid)
+	+ (SELECT count(*) FROM pg_proc WHERE pronamespace = n.oid
+	     AND proowner <> (SELECT oid FROM pg_roles WHERE rolname = '$OWNER'))
+	FROM pg_namespace n WHERE nspname = 'booking'"
+# refuses_schema DB WHAT: CREATE EXTENSION fails there with 42501 and creates nothing
+refuses_schema() {
+	local db=$1 what=$2 got
+	got=$(rel_psql -d "$db" -v VERBOSITY=verbose -c "SET client_min_messages = warning" \
+		-c "CREATE EXTENSION booking CASCADE" 2>&1)
+	if echo "$got" | grep -q '^ERROR:  42501: schema "booking" '; then
+		pass "CREATE EXTENSION refuses a schema booking $what (42501, schema \"booking\" ...)"
+	else
+		fail "CREATE EXTENSION refuses a schema booking $what (42501, schema \"booking\" ...)"
+		echo "#   got: ${got:-success}"
+	fi
+	REL_DB=$db check "... and creates nothing: no extension, nothing new in schema booking" \
+		"SELECT (SELECT count(*) FROM pg_extension WHERE extname IN ('booking', 'btree_gist')) || ' ' || ($objects_sql)" "0 0"
+}
+refuses_schema booking_rel_schema_owned "owned by a non-superuser"
+refuses_schema booking_rel_schema_create "on which a non-superuser has CREATE"
+refuses_schema booking_rel_schema_planted "that holds a non-superuser's reserve_seat(integer, text, integer)"
+got=$(REL_DB=booking_rel_schema_planted q "SELECT * FROM booking.reserve_seat(1, 'alice@example.com', 2)" 2>&1)
+echo "# there, the README's first reserve_seat call, as the superuser, answers: $got"
+got=$(rel_psql -d booking_rel_schema_mine -c "SET client_min_messages = warning" \
+	-c "CREATE EXTENSION booking CASCADE" 2>&1)
+if [ -z "$got" ]; then
+	pass "CREATE EXTENSION accepts an empty schema booking owned by the installing superuser"
+else
+	fail "CREATE EXTENSION accepts an empty schema booking owned by the installing superuser"
+	echo "#   got: $got"
+fi
+REL_DB=booking_rel_schema_mine check "... and the extension lives in it and works" \
+	"SELECT e.extnamespace::regnamespace || ' ' || booking.create_resource('x', 1) || ' ' ||
+	        (booking.reserve_seat(1, 'alice', 1)).code FROM pg_extension e WHERE e.extname = 'booking'" "booking 1 ok"
 
 rel_done

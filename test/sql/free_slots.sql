@@ -77,3 +77,18 @@ SELECT * FROM booking.free_slots(1, '[2030-01-01, 2030-01-31)', NULL);
 SELECT :'SQLSTATE' AS sqlstate;
 SELECT * FROM booking.free_slots(1, '[2030-01-01, 2030-01-31)', '-1 day');
 SELECT :'SQLSTATE' AS sqlstate;
+
+--
+-- STABLE: within one statement every call agrees, even when a hold lapses
+-- while the statement runs (whether a hold lapsed is judged by the
+-- statement's start time).  A 1 s hold, then one statement that lists the
+-- slots 40 times over 2 s: one answer.  (On a runner so slow that the hold
+-- lapsed before the statement began, the answer is one too.)
+--
+SELECT booking.create_resource('sampled room');        -- 6
+SELECT ok, code FROM booking.reserve_stay(6, 'kai', '[2030-01-02, 2030-01-03)', '1 s');
+SELECT count(DISTINCT slots) AS distinct_answers
+FROM (SELECT (SELECT string_agg(f::text, ' ') FROM booking.free_slots(6, '[2030-01-01, 2030-01-05)', z.i * interval '0') f) AS slots
+        FROM (SELECT i, pg_sleep(0.05) FROM generate_series(1, 40) i) z) s;
+-- a later statement sees the hold lapsed
+SELECT * FROM booking.free_slots(6, '[2030-01-01, 2030-01-05)', '0');

@@ -260,3 +260,28 @@ SHOW booking.idempotency_retention;
 SET booking.idempotency_retention = 0;
 
 SELECT * FROM seat_counters;
+
+--
+-- the key probe does not depend on the shape of booking.idempotency_keys: a
+-- column added (and dropped again) breaks no keyed call, first or replayed
+--
+SELECT booking.create_resource('altered keys', 10);    -- 9
+SELECT * FROM booking.reserve_seat(9, 'al', idempotency_key => 'before-alter');
+ALTER TABLE booking.idempotency_keys ADD COLUMN x int;
+SELECT * FROM booking.reserve_seat(9, 'bo', idempotency_key => 'alter-add');
+SELECT * FROM booking.reserve_seat(9, 'bo', idempotency_key => 'alter-add');
+SELECT * FROM booking.reserve_seat(9, 'al', idempotency_key => 'before-alter');
+SELECT * FROM booking.reserve_seat(9, 'cy', idempotency_key => 'before-alter');
+SELECT * FROM booking.confirm(1, 'alter-confirm');
+SELECT * FROM booking.confirm(1, 'alter-confirm');
+ALTER TABLE booking.idempotency_keys DROP COLUMN x;
+SELECT * FROM booking.reserve_seat(9, 'di', idempotency_key => 'alter-drop');
+SELECT * FROM booking.reserve_seat(9, 'di', idempotency_key => 'alter-drop');
+SELECT * FROM booking.reserve_seat(9, 'bo', idempotency_key => 'alter-add');
+SELECT * FROM booking.reserve_seat(9, 'al', idempotency_key => 'before-alter');
+SELECT * FROM booking.reserve_seat(9, 'cy', idempotency_key => 'alter-add');
+-- three bookings for three keys, each key stored once
+SELECT guest, quantity, status FROM booking.bookings WHERE resource_id = 9 ORDER BY id;
+SELECT key, booking_id FROM booking.idempotency_keys
+WHERE key IN ('before-alter', 'alter-add', 'alter-confirm', 'alter-drop') ORDER BY key;
+SELECT * FROM seat_counters WHERE id = 9;

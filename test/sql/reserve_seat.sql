@@ -91,6 +91,21 @@ SET booking.lock_timeout = '50ms';
 SELECT * FROM booking.reserve_seat(5, 'max');
 SELECT * FROM booking.reserve_seat(5, 'max', lock_timeout => NULL);
 RESET booking.lock_timeout;
+-- a wait below 1 ms rounds up to 1 ms: it waits, it never means NOWAIT
+SELECT * FROM booking.reserve_seat(5, 'max', lock_timeout => '0.5 ms');
+-- just above the largest wait (2^31-1 ms once rounded): refused before
+-- anything is read or written, not turned into a negative lock_timeout
+SELECT * FROM booking.reserve_seat(5, 'max', lock_timeout => '2147483647.5 ms');
+SELECT :'SQLSTATE' AS sqlstate, * FROM written;
+-- the same at REPEATABLE READ, where the call sets lock_timeout for its
+-- whole frame (PostgreSQL's own lock_timeout bounds the test if it waits)
+SET lock_timeout = '5s';
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT * FROM booking.reserve_seat(5, 'max', lock_timeout => '2147483647.5 ms');
+\echo :SQLSTATE
+ROLLBACK;
+RESET lock_timeout;
+SELECT * FROM written;
 -- an unknown resource is not_found, not busy
 SELECT * FROM booking.reserve_seat(99, 'max', lock_timeout => '0');
 -- more seats than the committed state has left: sold_out at once, without
@@ -164,6 +179,11 @@ SELECT * FROM booking.reserve_seat(7, 'pat', lock_timeout => '-1 ms');
 SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 SELECT * FROM booking.reserve_seat(7, 'pat', lock_timeout => '1000 days');
 SELECT :'SQLSTATE' AS sqlstate, * FROM written;
+-- checked after rounding: 2147483647.5 ms rounds up past 2^31-1 ms
+SELECT * FROM booking.reserve_seat(7, 'pat', lock_timeout => '2147483647.5 ms');
+SELECT :'SQLSTATE' AS sqlstate, * FROM written;
+SELECT * FROM booking.reserve_seat(7, 'pat', lock_timeout => '2147483.6475 s');
+SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 SELECT * FROM booking.reserve_seat(7, 'pat', idempotency_key => '');
 SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 SELECT * FROM booking.reserve_seat(7, 'pat', idempotency_key => repeat('k', 256));
@@ -175,6 +195,9 @@ SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 SELECT * FROM booking.reserve_seat(7, 'pat', idempotency_key => repeat('k', 255));
 SELECT * FROM booking.reserve_seat(7, 'pat', idempotency_key => repeat('é', 127) || 'k');
 SELECT octet_length(key) FROM booking.idempotency_keys ORDER BY 1;
+-- the largest wait, and a wait below 1 ms, are fine
+SELECT * FROM booking.reserve_seat(7, 'pat', lock_timeout => '2147483647 ms');
+SELECT * FROM booking.reserve_seat(7, 'pat', lock_timeout => '0.5 ms');
 
 --
 -- the counter of every resource equals the sum of its blocking quantities

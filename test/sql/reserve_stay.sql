@@ -163,6 +163,11 @@ SELECT peer_exec('BEGIN');
 SELECT peer('SELECT (booking.reserve_stay(7, ''peer'', ''[2030-01-01, 2030-01-02)'')).code');
 SELECT * FROM booking.reserve_stay(7, 'tom', '[2030-05-01, 2030-05-02)', lock_timeout => '0');
 SELECT * FROM booking.reserve_stay(7, 'tom', '[2030-05-01, 2030-05-02)', lock_timeout => '50 ms');
+-- below 1 ms rounds up to 1 ms (a wait, not NOWAIT); above 2^31-1 ms once
+-- rounded is refused before anything is read or written
+SELECT * FROM booking.reserve_stay(7, 'tom', '[2030-05-01, 2030-05-02)', lock_timeout => '0.5 ms');
+SELECT * FROM booking.reserve_stay(7, 'tom', '[2030-05-01, 2030-05-02)', lock_timeout => '2147483647.5 ms');
+SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 SELECT peer_exec('ROLLBACK');
 SELECT * FROM booking.reserve_stay(7, 'tom', '[2030-05-01, 2030-05-02)', lock_timeout => '0');
 
@@ -216,12 +221,17 @@ SELECT * FROM booking.reserve_stay(1, 'vic', '[2030-02-13, 2030-02-14)', '-1 hou
 SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 SELECT * FROM booking.reserve_stay(1, 'vic', '[2030-02-13, 2030-02-14)', lock_timeout => '-1 s');
 SELECT :'SQLSTATE' AS sqlstate, * FROM written;
+SELECT * FROM booking.reserve_stay(1, 'vic', '[2030-02-13, 2030-02-14)', lock_timeout => '2147483647.5 ms');
+SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 SELECT * FROM booking.reserve_stay(1, 'vic', '[2030-02-13, 2030-02-14)', idempotency_key => '');
 SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 SELECT * FROM booking.reserve_stay(1, 'vic', '[2030-02-13, 2030-02-14)', idempotency_key => repeat('k', 256));
 SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 -- explicit NULLs mean the defaults
 SELECT * FROM booking.reserve_stay(1, 'vic', '[2030-02-13, 2030-02-14)', NULL, NULL, NULL);
+-- the largest wait, and a wait below 1 ms, are fine
+SELECT * FROM booking.reserve_stay(1, 'vic', '[2030-02-20, 2030-02-21)', lock_timeout => '2147483647 ms');
+SELECT * FROM booking.reserve_stay(1, 'vic', '[2030-02-21, 2030-02-22)', lock_timeout => '0.5 ms');
 
 -- stays never touch the seat counter
 SELECT * FROM seat_counters;

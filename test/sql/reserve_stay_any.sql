@@ -57,6 +57,11 @@ SELECT peer('SELECT (booking.reserve_stay(2, ''peer'', ''[2030-06-01, 2030-06-02
 SELECT * FROM booking.reserve_stay_any(1, 'lee', '[2030-05-01, 2030-05-02)', lock_timeout => '0');
 SELECT * FROM booking.reserve_stay_any(1, 'max', '[2030-05-01, 2030-05-02)', lock_timeout => '0');
 SELECT * FROM booking.reserve_stay_any(1, 'max', '[2030-05-01, 2030-05-02)', lock_timeout => '50 ms');
+-- below 1 ms rounds up to 1 ms (a wait, not NOWAIT); above 2^31-1 ms once
+-- rounded is refused before anything is read or written
+SELECT * FROM booking.reserve_stay_any(1, 'max', '[2030-05-01, 2030-05-02)', lock_timeout => '0.5 ms');
+SELECT * FROM booking.reserve_stay_any(1, 'max', '[2030-05-01, 2030-05-02)', lock_timeout => '2147483647.5 ms');
+SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 SELECT count(*) AS maxes FROM booking.bookings WHERE guest = 'max';
 SELECT peer_exec('ROLLBACK');
 SELECT dblink_disconnect('peer');
@@ -98,9 +103,14 @@ SELECT * FROM booking.reserve_stay_any(1, 'ned', '[2030-08-01, 2030-08-02)', '-1
 SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 SELECT * FROM booking.reserve_stay_any(1, 'ned', '[2030-08-01, 2030-08-02)', lock_timeout => '-1 s');
 SELECT :'SQLSTATE' AS sqlstate, * FROM written;
+SELECT * FROM booking.reserve_stay_any(1, 'ned', '[2030-08-01, 2030-08-02)', lock_timeout => '2147483647.5 ms');
+SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 SELECT * FROM booking.reserve_stay_any(1, 'ned', '[2030-08-01, 2030-08-02)', idempotency_key => '');
 SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 SELECT * FROM booking.reserve_stay_any(1, 'ned', '[2030-08-01, 2030-08-02)', idempotency_key => repeat('k', 256));
 SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 -- explicit NULLs mean the defaults
 SELECT * FROM booking.reserve_stay_any(1, 'ned', '[2030-08-01, 2030-08-02)', NULL, NULL, NULL);
+-- the largest wait, and a wait below 1 ms, are fine
+SELECT * FROM booking.reserve_stay_any(1, 'ned', '[2030-08-10, 2030-08-11)', lock_timeout => '2147483647 ms');
+SELECT * FROM booking.reserve_stay_any(1, 'ned', '[2030-08-11, 2030-08-12)', lock_timeout => '0.5 ms');

@@ -85,6 +85,11 @@ SELECT peer_exec('BEGIN');
 SELECT peer('SELECT (booking.reserve_stay(5, ''peer'', ''[2030-06-01, 2030-06-02)'')).code');
 SELECT * FROM booking.reserve_stays('{5,1}', 'jo', '[2030-05-01, 2030-05-02)', lock_timeout => '0');
 SELECT * FROM booking.reserve_stays('{5,1}', 'jo', '[2030-05-01, 2030-05-02)', lock_timeout => '50 ms');
+-- below 1 ms rounds up to 1 ms (a wait, not NOWAIT); above 2^31-1 ms once
+-- rounded is refused before anything is read or written
+SELECT * FROM booking.reserve_stays('{5,1}', 'jo', '[2030-05-01, 2030-05-02)', lock_timeout => '0.5 ms');
+SELECT * FROM booking.reserve_stays('{5,1}', 'jo', '[2030-05-01, 2030-05-02)', lock_timeout => '2147483647.5 ms');
+SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 SELECT count(*) AS jos FROM booking.bookings WHERE guest = 'jo';
 SELECT peer_exec('ROLLBACK');
 SELECT dblink_disconnect('peer');
@@ -128,6 +133,8 @@ SELECT * FROM booking.reserve_stays('{1,2}', 'kim', '[2030-07-01, 2030-07-02)', 
 SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 SELECT * FROM booking.reserve_stays('{1,2}', 'kim', '[2030-07-01, 2030-07-02)', lock_timeout => '-1 s');
 SELECT :'SQLSTATE' AS sqlstate, * FROM written;
+SELECT * FROM booking.reserve_stays('{1,2}', 'kim', '[2030-07-01, 2030-07-02)', lock_timeout => '2147483647.5 ms');
+SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 SELECT * FROM booking.reserve_stays('{1,2}', 'kim', '[2030-07-01, 2030-07-02)', idempotency_key => '');
 SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 SELECT * FROM booking.reserve_stays('{1,2}', 'kim', '[2030-07-01, 2030-07-02)', idempotency_key => repeat('k', 256));
@@ -135,3 +142,6 @@ SELECT :'SQLSTATE' AS sqlstate, * FROM written;
 -- explicit NULLs mean the defaults
 SELECT * FROM booking.reserve_stays('{1,2}', 'kim', '[2030-07-01, 2030-07-02)', NULL, NULL, NULL);
 SELECT resource_id, status, group_id FROM booking.bookings WHERE guest = 'kim' ORDER BY resource_id;
+-- the largest wait, and a wait below 1 ms, are fine
+SELECT * FROM booking.reserve_stays('{1,2}', 'kim', '[2030-07-10, 2030-07-11)', lock_timeout => '2147483647 ms');
+SELECT * FROM booking.reserve_stays('{1,2}', 'kim', '[2030-07-11, 2030-07-12)', lock_timeout => '0.5 ms');
