@@ -211,7 +211,7 @@ BookingArgUntil(FunctionCallInfo fcinfo, int argno)
 	if (TIMESTAMP_NOT_FINITE(until))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("until must be a finite timestamp")));
+				 errmsg("until must be finite")));
 	return until;
 }
 

@@ -304,13 +304,13 @@ SetHoldUntil(LifecycleRequest *req, TimestampTz until, BookingResult *res)
 	if (until <= req->now)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("until must be later than now"),
+				 errmsg("until must be later than the time of the call"),
 				 errdetail("until is %s; the hold would end at once.", timestamptz_to_str(until)),
 				 errhint("Use booking.cancel to end a hold.")));
 	if (until - req->now > BOOKING_MAX_HOLD_USECS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("until would make the hold last more than 3660 days")));
+				 errmsg("until must be at most 3660 days after the time of the call")));
 	values[0] = Int64GetDatum(req->booking);
 	values[1] = TimestampTzGetDatum(until);
 	(void) BookingExecute(&extend_plan, values, NULL, false, 0);

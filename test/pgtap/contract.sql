@@ -2,7 +2,7 @@
 -- argument names, defaults, return types, volatility and security settings.
 -- Run by pg_prove against a database with pgtap and booking installed.
 BEGIN;
-SELECT plan(136);
+SELECT plan(138);
 
 ------------------------------------------------------------------------------
 -- schema and types
@@ -57,8 +57,13 @@ SELECT col_type_is('booking', 'bookings', 'created_at', 'timestamp with time zon
 SELECT col_is_pk('booking', 'bookings', 'id', 'bookings.id is the primary key');
 SELECT col_is_null('booking', 'bookings', 'during', 'bookings.during is nullable (NULL for seats)');
 SELECT col_is_null('booking', 'bookings', 'expires_at', 'bookings.expires_at is nullable');
-SELECT fk_ok('booking', 'bookings', 'resource_id', 'booking', 'resources', 'id',
-    'bookings.resource_id references resources(id)');
+-- no foreign key since 0.3.0 (its check locked the resource row on every
+-- striped sale): triggers keep every booking's resource in place instead
+SELECT hasnt_fk('booking', 'bookings', 'bookings has no foreign key');
+SELECT trigger_is('booking', 'resources', 'resources_no_delete', 'booking', 'refuse_resource_delete',
+    'resources refuses DELETE and UPDATE OF id');
+SELECT trigger_is('booking', 'resources', 'resources_no_orphans', 'booking', 'refuse_resource_delete',
+    'resources refuses TRUNCATE while bookings has rows');
 SELECT ok(EXISTS (
     SELECT 1 FROM pg_catalog.pg_constraint c
      WHERE c.conrelid = 'booking.bookings'::regclass AND c.contype = 'x'
@@ -73,8 +78,8 @@ SELECT has_table('booking', 'idempotency_keys', 'table booking.idempotency_keys 
 SELECT functions_are('booking', ARRAY[
     'create_resource', 'set_capacity', 'seats_left', 'reserve_seat', 'reserve_stay',
     'reserve_stays', 'reserve_stay_any', 'free_slots', 'confirm', 'cancel',
-    'extend_hold', 'extend_hold_until', 'hold_expire', 'set_stripes'],
-    'schema booking holds exactly the functions of the contract');
+    'extend_hold', 'extend_hold_until', 'hold_expire', 'set_stripes', 'refuse_resource_delete'],
+    'schema booking holds exactly the functions of the contract (and the trigger function)');
 
 CREATE TEMP TABLE contract_fn (name text, args text, identity text, returns text, vol text)
     ON COMMIT DROP;

@@ -253,11 +253,13 @@ BEGIN
         END IF;
     END LOOP;
 
-    -- every function of the extension was aimed at
+    -- every function of the extension was aimed at (but trigger functions,
+    -- which PostgreSQL itself refuses to call directly)
     SELECT string_agg(DISTINCT p.proname, ', ') INTO missing
       FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
       JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'booking'
-     WHERE p.proname NOT IN (SELECT fn FROM hostile_case);
+     WHERE p.proname NOT IN (SELECT fn FROM hostile_case)
+       AND p.prorettype <> 'pg_catalog.trigger'::pg_catalog.regtype;
     IF missing IS NULL THEN
         RETURN NEXT format('ok - [%s] every function of the extension got bad calls (%s calls to %s functions)', level,
                            (SELECT count(*) FROM hostile_case), (SELECT count(DISTINCT fn) FROM hostile_case));

@@ -1,11 +1,12 @@
 --
 -- constraints: the tables themselves refuse a bad write that skips the API,
 -- even a superuser's: the CHECK constraints keep every counter within its
--- bounds, and no row of booking.resources can be deleted or truncated away
--- (bookings point at their resource without a foreign key since 0.3.0).
+-- bounds, and no row of booking.resources can be deleted, nor truncated away
+-- from under its bookings (bookings point at their resource without a
+-- foreign key since 0.3.0).
 --
--- This file does not TRUNCATE booking.resources (that is refused below), so
--- it numbers its own resources and bookings from 2001.
+-- This file does not TRUNCATE for good, so it numbers its own resources and
+-- bookings from 2001.
 --
 SET TimeZone = 'UTC';
 SELECT pg_catalog.setval('booking.resources_id_seq', 2000) AS resources_from,
@@ -73,8 +74,8 @@ SELECT * FROM state;
 
 --
 -- rows of booking.resources cannot be deleted, by anyone: 55000 (on 0.2.0
--- the first and the TRUNCATEs went through: each runs in a transaction
--- rolled back, so the rest of this file still has its rows)
+-- the first and the TRUNCATE ... CASCADE went through: each runs in a
+-- transaction rolled back, so the rest of this file still has its rows)
 --
 -- one that no booking points at
 BEGIN;
@@ -90,8 +91,9 @@ BEGIN;
 DELETE FROM booking.resources;
 \echo :SQLSTATE
 ROLLBACK;
--- TRUNCATE, with the tables that refer to it, or cascading to them (which
--- tables a cascade names depends on the foreign keys: not shown)
+-- TRUNCATE: allowed together with booking.bookings (no booking is left
+-- without its resource), refused otherwise, as the foreign key did (a
+-- cascade reaches only the tables with foreign keys: not bookings)
 SET client_min_messages = warning;
 BEGIN;
 TRUNCATE booking.bookings, booking.resource_stripes, booking.resources;
