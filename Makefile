@@ -24,7 +24,11 @@ REGRESS = setup resources reserve_seat cancel set_capacity stripes reserve_stay 
 REGRESS_OPTS = --inputdir=. --outputdir=test
 ISOLATION = iso_last_seat iso_lock_timeout iso_cancel_reserve iso_stay_race \
 	iso_group_order iso_stay_any iso_confirm_expire iso_expire_expire \
-	iso_reserve_vs_expiry iso_confirm_newcomer iso_idempotency
+	iso_reserve_vs_expiry iso_confirm_newcomer iso_idempotency \
+	iso_striped iso_key_wait iso_retry_key \
+	iso_sold_out_lock iso_stay_any_refused iso_stale_probe \
+	iso_relation_lock iso_snapshot_levels iso_serializable_retry \
+	iso_busy_message
 ISOLATION_OPTS = --inputdir=. --outputdir=test --load-extension=btree_gist --load-extension=booking
 
 PG_CONFIG ?= pg_config
