@@ -210,8 +210,15 @@ BookingRunGuardedTry(BookingTryFn fn, void *arg, bool *kept)
 				outcome = BOOKING_GUARD_BUSY;
 				break;
 			case ERRCODE_T_R_SERIALIZATION_FAILURE:
-				/* caught at SERIALIZABLE: the transaction must not commit (call.c) */
-				BookingNoteSerializableRetry();
+
+				/*
+				 * A failure raised by SSI (predicate.c) is not always
+				 * recorded on the transaction: once caught, it must not
+				 * commit (call.c).  A row changed since the snapshot
+				 * (heapam) leaves SSI's bookkeeping intact.
+				 */
+				if (edata->filename != NULL && strcmp(edata->filename, "predicate.c") == 0)
+					BookingNoteSerializableRetry();
 				outcome = BOOKING_GUARD_RETRY;
 				break;
 			case ERRCODE_T_R_DEADLOCK_DETECTED:

@@ -454,7 +454,13 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 						busy_unit = units[i];
 					break;
 				case BOOKING_LOCK_RETRY:
-					tried[i] = true;
+					/* at SERIALIZABLE the transaction cannot commit: stop here */
+					if (IsolationIsSerializable())
+					{
+						BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource, req->timeout_ms);
+						return;
+					}
+					tried[i] = true;	/* changed since the snapshot: try the next */
 					retry = true;
 					break;
 			}
