@@ -217,7 +217,7 @@ RunPass(char *version, size_t version_len)
 {
 	WorkerState found;
 	char		timeout[32];
-	char		activity[64];
+	static char activity[64];	/* debug_query_string points here */
 	int			ret;
 
 	SetCurrentStatementStartTimestamp();
