@@ -13,7 +13,7 @@ DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 PGFILEDESC = "booking - race-free reservations"
 
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = -I$(srcdir)/src -DBOOKING_EXTVERSION=\"$(EXTVERSION)\"
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	-Wno-sign-compare -Wno-cast-function-type $(BOOKING_CFLAGS)
 
@@ -38,3 +38,6 @@ include $(PGXS)
 # after the include, so that plain `make` still builds `all`
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
 	cp $< $@
+
+# the worker compares the installed version with the library's (EXTVERSION)
+src/worker.o src/worker.bc: $(EXTENSION).control
