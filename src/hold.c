@@ -504,9 +504,9 @@ RunLockTables(void *arg)
 
 /*
  * The table locks of hold_expire, bounded by booking.lock_timeout: false
- * when DDL or LOCK TABLE holds a table longer (the pass is skipped, as a
- * locked resource is).  Under a snapshot isolation level no call frame has
- * set lock_timeout, so the wait gets a guard of its own here.
+ * when DDL or LOCK TABLE holds a table longer.  Under a snapshot isolation
+ * level no call frame has set lock_timeout, so the wait gets a guard of its
+ * own here.
  */
 static bool
 LockTablesForExpiry(void)
@@ -545,11 +545,14 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 				 errdetail("The batch given is %d.", batch)));
 
 	SPI_connect();
+	/* a maintenance call: no booking.result to say busy with, so an error */
 	if (!LockTablesForExpiry())
-	{
-		SPI_finish();
-		PG_RETURN_INT64(0);
-	}
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("could not lock the booking tables within booking.lock_timeout (%d ms)",
+						booking_lock_timeout_ms),
+				 errdetail("Another transaction holds a conflicting lock on one of them (a schema change, VACUUM FULL or LOCK TABLE)."),
+				 errhint("Run booking.hold_expire() again later; the expiry worker does so by itself.")));
 	values[0] = TimestampTzGetDatum(now);
 	values[1] = Int32GetDatum(batch);
 	nres = BookingExecute(&lapsed_resources_plan, values, NULL, false, 0);

@@ -275,7 +275,7 @@ if section 6; then
 	if wait_for pq "$worker_waits_sql" Lock 30 && wait_for pq "$worker_waits_sql" Extension 30; then
 		pass "with booking.lock_timeout = 1s a blocked pass gives up: the worker waits for the lock, then sleeps while it is still held"
 	else fail "with booking.lock_timeout = 1s a blocked pass gives up: the worker waits for the lock, then sleeps while it is still held"; fi
-	n=$(log_count 'a pass failed in database "booking_worker": canceling statement due to lock timeout')
+	n=$(log_count 'a pass failed in database "booking_worker": could not lock the booking tables within booking.lock_timeout')
 	if [ "$n" = 1 ]; then pass "the lock timeout is logged once"
 	else fail "the lock timeout is logged once (logged $n times)"; fi
 	check "the worker is still the same process" "$worker_sql" "$pid"

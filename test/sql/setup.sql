@@ -52,7 +52,8 @@ ORDER BY p.proname;
 -- GUCs and their built-in defaults (the library is loaded by CREATE
 -- EXTENSION); boot_val, so a server that sets them still passes
 SELECT name, boot_val, unit FROM pg_catalog.pg_settings
-WHERE name IN ('booking.lock_timeout', 'booking.idempotency_retention', 'booking.expire_interval')
+WHERE name IN ('booking.lock_timeout', 'booking.idempotency_retention', 'booking.expire_interval',
+               'booking.expire_batch')
 ORDER BY name;
 
 --
