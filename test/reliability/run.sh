@@ -29,7 +29,7 @@ fi
 
 passed=0
 failed=0
-out=$(mktemp /tmp/booking-reliability-run.XXXXXX)
+out=$(mktemp "${TMPDIR:-/tmp}/booking-reliability-run.XXXXXX")
 for name in "${scripts[@]}"; do
 	name=${name%.sh}
 	echo "-- test/reliability/$name.sh"

@@ -6,7 +6,7 @@
 STRESS_PGBIN=${BOOKING_PG_BIN:-/usr/lib/postgresql/15/bin}
 STRESS_FAILED=0
 STRESS_DB=
-STRESS_TMP=$(mktemp -d /tmp/booking-stress.XXXXXX)
+STRESS_TMP=$(mktemp -d "${TMPDIR:-/tmp}/booking-stress.XXXXXX")
 chmod 755 "$STRESS_TMP"
 # an interrupted script still runs its EXIT trap (drops its database, stops
 # its cluster)

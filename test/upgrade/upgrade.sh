@@ -117,7 +117,7 @@ fi
 export PATH="${BOOKING_PG_BIN:-/usr/lib/postgresql/15/bin}:$PATH"
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-TMP=$(mktemp -d /tmp/booking-upgrade.XXXXXX)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/booking-upgrade.XXXXXX")
 
 # the test must exercise this checkout's scripts, not a stale install
 sharedir=$(pg_config --sharedir)/extension
