@@ -19,7 +19,14 @@
 #   selftest     test/selftest/run.sh: this runner fails when a test fails (one test)
 #
 # Every stage counts a failure when its runner exits non-zero, whatever it
-# printed, and a stage that ran no test fails.
+# printed.  Every stage has a timeout (BOOKING_TIMEOUT_<STAGE>, in seconds,
+# e.g. BOOKING_TIMEOUT_REGRESS=60): a stage that runs longer fails, its whole
+# process tree is killed (with the private clusters it started), the
+# sessions it left in the test cluster are terminated, and the next stage
+# runs.  The whole run, build included, has a budget too
+# (BOOKING_TIMEOUT_TOTAL, default 1500 s): a stage gets at most what is left
+# of it, and a stage that no time is left for fails without running.  A full
+# run takes about 6 minutes on 2 cores.
 #
 # Environment:
 #   BOOKING_TEST_PORT=N     the test cluster's port (default 54329); the
@@ -34,11 +41,34 @@ cd "$(dirname "$0")/.." || exit 2
 
 ALL_STAGES="regress isolation pgtap stress upgrade examples reliability selftest"
 
+# default timeout of each stage, in seconds: three to five times what the
+# stage takes on a loaded 2-core machine
+stage_timeout() {
+	local var
+	var=BOOKING_TIMEOUT_$(echo "$1" | tr '[:lower:]' '[:upper:]')
+	if [ -n "${!var:-}" ]; then
+		echo "${!var}"
+		return
+	fi
+	case $1 in
+	build) echo 600 ;;
+	total) echo 1500 ;;
+	regress) echo 180 ;;
+	isolation) echo 180 ;;
+	pgtap) echo 120 ;;
+	stress) echo 420 ;;
+	upgrade) echo 180 ;;
+	examples) echo 300 ;;
+	reliability) echo 600 ;;
+	selftest) echo 240 ;;
+	esac
+}
+
 # -- one stage (run as: bash test/run.sh --stage NAME COUNTFILE) ----------------
 #
-# Runs with the test cluster named by PGHOST/PGPORT.  Prints the runners'
-# output and writes "PASSED FAILED" to COUNTFILE; its exit status says whether
-# anything failed.
+# Runs in a process group of its own under timeout(1), with the test cluster
+# named by PGHOST/PGPORT.  Prints the runners' output and writes
+# "PASSED FAILED" to COUNTFILE; its exit status says whether anything failed.
 
 passed=0
 failed=0
@@ -58,6 +88,7 @@ count_lines() {
 # run_script NAME: one script is one test; it passes when it exits 0
 run_script() {
 	echo "-- $1"
+	echo "$1" >"$STAGE_CURRENT"
 	if bash "$1"; then
 		ok
 	else
@@ -70,7 +101,7 @@ run_script() {
 # counted (pg_regress could not drop its database, a diff failed, a test is
 # missing...) is a failure of its own
 stage_installcheck() {
-	local kind=$1 log=$STAGE_TMP/installcheck.log rc before=$failed ok_before=$passed
+	local kind=$1 log=$STAGE_CURRENT.log rc before=$failed ok_before=$passed
 	local args=(PG_CONFIG="$BOOKING_PG_BIN/pg_config")
 	if [ "$kind" = regress ]; then
 		args+=(ISOLATION=)
@@ -80,6 +111,8 @@ stage_installcheck() {
 		[ -n "${BOOKING_ISOLATION+set}" ] && args+=(ISOLATION="$BOOKING_ISOLATION")
 	fi
 	rm -f test/regression.diffs test/regression.out test/output_iso/regression.diffs
+	echo "make installcheck ($kind)" >"$STAGE_CURRENT"
+	# streamed, so that a stage that times out shows the test it hung in
 	make -s installcheck "${args[@]}" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	count_lines "$log" '^(test |     ).* \.\.\. ok( |$)' '^(test |     ).* \.\.\. (FAILED|failed)'
@@ -101,6 +134,7 @@ stage_pgtap() {
 			-c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION booking CASCADE" >/dev/null ||
 		{ bad "a database booking_tap with pgtap and booking"; return; }
 	for f in test/pgtap/*.sql; do
+		echo "$f" >"$STAGE_CURRENT"
 		pg_prove -d booking_tap "$f" >"$out" 2>&1
 		local rc=$?
 		cat "$out"
@@ -117,6 +151,7 @@ stage_pgtap() {
 
 stage_reliability() {
 	local log=$STAGE_TMP/reliability.log rc before=$failed
+	echo test/reliability/run.sh >"$STAGE_CURRENT"
 	bash test/reliability/run.sh 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	# one test per script: run.sh prints "PASS: name" or "FAIL: name" for
@@ -142,6 +177,10 @@ run_stage_body() {
 
 if [ "${1:-}" = --stage ]; then
 	STAGE_TMP=$(mktemp -d "${TMPDIR:-/tmp}/booking-stage.XXXXXX")
+	# what the stage is running now, for the TIMEOUT line; runners that
+	# loop over scripts (test/reliability/run.sh) write it too
+	export BOOKING_STAGE_CURRENT=$3.current
+	STAGE_CURRENT=$BOOKING_STAGE_CURRENT
 	trap 'rm -rf "$STAGE_TMP"' EXIT
 	run_stage_body "$2"
 	echo "$passed $failed" >"$3"
@@ -165,12 +204,14 @@ done
 
 . test/lib/cluster.sh
 started=$SECONDS
+deadline=$((started + $(stage_timeout total)))
 booking_need_packages || exit 1
 if [ "${BOOKING_SKIP_BUILD:-0}" = 1 ]; then
 	echo "== BOOKING_SKIP_BUILD=1: testing the installed build"
 else
-	BOOKING_CFLAGS="-Werror -DUSE_ASSERT_CHECKING" booking_build_install ||
-		{ echo "FAIL: the build"; echo "0 passed, 1 failed"; exit 1; }
+	timeout --kill-after=15 "$(stage_timeout build)" bash -c \
+		'. test/lib/cluster.sh && BOOKING_CFLAGS="-Werror -DUSE_ASSERT_CHECKING" booking_build_install' </dev/null ||
+		{ echo "FAIL: the build (exit $?)"; echo "0 passed, 1 failed"; exit 1; }
 fi
 booking_cluster_start "${BOOKING_TEST_PORT:-54329}" || exit 1
 export BOOKING_PG_BIN BOOKING_TEST_PORT=$BOOKING_PORT
@@ -181,28 +222,111 @@ total_passed=0
 total_failed=0
 summary=()
 
+# tagged_pids TAG: every process whose environment has BOOKING_STAGE_TAG=TAG
+# (or TAG/..., set by a run.sh that a stage ran, as the self-test does): what
+# a stage started, also what left its process group (a postmaster that
+# pg_ctl started, a service)
+tagged_pids() {
+	local f pid
+	for f in /proc/[0-9]*/environ; do
+		pid=${f#/proc/}
+		pid=${pid%/environ}
+		[ "$pid" = "$$" ] && continue
+		grep -qzE "^BOOKING_STAGE_TAG=$1(/.*)?\$" "$f" 2>/dev/null && echo "$pid"
+	done
+}
+
+# stop_leftovers TAG: stops what a stage left running: the private clusters
+# it started (an immediate shutdown of each postmaster takes its backends
+# along; then its directory goes), then any other process of it
+stop_leftovers() {
+	local pid dir pids i
+	for pid in $(tagged_pids "$1"); do
+		[ -r "/proc/$pid/cwd/postmaster.pid" ] || continue
+		[ "$(head -n 1 "/proc/$pid/cwd/postmaster.pid" 2>/dev/null)" = "$pid" ] || continue
+		dir=$(readlink "/proc/$pid/cwd")
+		echo "# stopping a cluster the stage left running: $dir (postmaster $pid)"
+		kill -QUIT "$pid" 2>/dev/null
+		for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		case $dir in "${TMPDIR:-/tmp}"/booking-*/data) rm -rf "${dir%/data}" ;; esac
+	done
+	pids=$(tagged_pids "$1")
+	if [ -n "$pids" ]; then
+		echo "# killing $(echo $pids | wc -w) process(es) the stage left running: $(echo $pids)"
+		kill -KILL $pids 2>/dev/null
+	fi
+}
+
+# after a timeout: make the test cluster usable for the next stage
+terminate_sessions() {
+	local n db gid
+	n=$(psql -X -At -d postgres -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()" 2>/dev/null)
+	echo "# terminated ${n:-?} leftover session(s) in the test cluster"
+	psql -X -At -F ' ' -d postgres -c "SELECT database, gid FROM pg_prepared_xacts" 2>/dev/null |
+		while read -r db gid; do
+			psql -X -q -d "$db" -c "ROLLBACK PREPARED '$gid'" >/dev/null 2>&1 &&
+				echo "# rolled back prepared transaction $gid in $db"
+		done
+}
+
+# an interrupted run stops the running stage's process group too
+tpid=
+trap '[ -n "$tpid" ] && kill -TERM -- -"$tpid" 2>/dev/null; exit 130' INT TERM
+
 for stage in "${stages[@]}"; do
+	limit=$(stage_timeout "$stage")
+	left=$((deadline - SECONDS))
+	if [ "$left" -lt 10 ]; then
+		line="FAIL: $stage (not run: the run's budget of $(stage_timeout total) s is spent)"
+		echo "$line"
+		summary+=("$line")
+		total_failed=$((total_failed + 1))
+		continue
+	fi
+	[ "$limit" -gt "$left" ] && limit=$left
 	countfile=$RUN_TMP/$stage.count
-	rm -f "$countfile"
+	rm -f "$countfile" "$countfile.current" "$countfile.current.log"
 	echo
-	echo "== $stage"
+	echo "== $stage (timeout $limit s)"
 	t0=$SECONDS
-	bash test/run.sh --stage "$stage" "$countfile" </dev/null
+	tag="${BOOKING_STAGE_TAG:+$BOOKING_STAGE_TAG/}$$-$stage-$t0"
+	# timeout(1) runs the stage in a process group of its own and, when time
+	# runs out, signals the whole group: TERM (the scripts' traps stop their
+	# clusters and drop their databases), then KILL 15 s later
+	BOOKING_STAGE_TAG=$tag timeout --kill-after=15 "$limit" bash test/run.sh --stage "$stage" "$countfile" </dev/null &
+	tpid=$!
+	wait "$tpid"
 	rc=$?
+	tpid=
 	took=$((SECONDS - t0))
 	p=0
 	f=0
 	[ -f "$countfile" ] && read -r p f <"$countfile"
-	if [ ! -f "$countfile" ]; then
-		f=1
-		line="FAIL: $stage (its runner died, exit $rc, $took s)"
-	elif [ "$rc" -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
-		line="PASS: $stage ($p passed, $took s)"
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		where=
+		[ -s "$countfile.current" ] && where=", in $(cat "$countfile.current")"
+		# pg_regress prints "test NAME ... " before it runs NAME
+		hung=$(sed -n '$s/^\(test \|     \)\([^ ]*\) *\.\.\. *$/\2/p' "$countfile.current.log" 2>/dev/null)
+		[ -n "$hung" ] && where="$where, test $hung"
+		echo "not ok - stage $stage timed out after $limit s$where"
+		stop_leftovers "$tag"
+		terminate_sessions
+		f=$((f + 1))
+		line="TIMEOUT: $stage (more than $limit s$where)"
 	else
-		# an exit status other than 0 with nothing counted, or a stage that
-		# ran nothing, is one failure
-		[ "$f" -eq 0 ] && f=1
-		line="FAIL: $stage ($p passed, $f failed, exit $rc, $took s)"
+		stop_leftovers "$tag"
+		if [ ! -f "$countfile" ]; then
+			f=1
+			line="FAIL: $stage (its runner died, exit $rc, $took s)"
+		elif [ "$rc" -eq 0 ] && [ "$f" -eq 0 ] && [ "$p" -gt 0 ]; then
+			line="PASS: $stage ($p passed, $took s)"
+		else
+			# an exit status other than 0 with nothing counted, or a stage
+			# that ran nothing, is one failure
+			[ "$f" -eq 0 ] && f=1
+			line="FAIL: $stage ($p passed, $f failed, exit $rc, $took s)"
+		fi
 	fi
 	echo "$line"
 	summary+=("$line")

@@ -14,10 +14,12 @@
 #              failed: the next test has no expected output
 #   isolation  pg_isolation_regress exits 2 with nothing counted: a regress
 #              test left a session connected to isolation_regression
+#   regress    a test that hangs past the stage's timeout (10 s here): the
+#              stage is killed, its session terminated, the next stage passes
 #   stress     a stress script that says "ok" and exits 1
 #
 # Each time, the scratch run.sh must exit non-zero, name the stage in a FAIL:
-# line and end with "N passed, M failed" where M > 0.  One more
+# or TIMEOUT: line and end with "N passed, M failed" where M > 0.  One more
 # run with the same files and no fault must exit 0 with "N passed, 0 failed".
 #
 # The scratch runs use the installed build (BOOKING_SKIP_BUILD=1) and a
@@ -40,6 +42,7 @@ FAILED=0
 
 # the scratch runs start their own cluster: forget the caller's
 unset PGHOST PGPORT PGDATABASE BOOKING_REGRESS BOOKING_ISOLATION
+for v in $(compgen -e | grep '^BOOKING_TIMEOUT_'); do unset "$v"; done
 
 # -- the scratch checkout ------------------------------------------------------
 
@@ -154,6 +157,12 @@ scratch leave
 BOOKING_REGRESS=selftest_leave BOOKING_ISOLATION=iso_selftest runner leave regress isolation
 expect_failure "pg_isolation_regress exits 2 with nothing counted (a session left connected to its database)" \
 	'^FAIL: isolation ' '^PASS: regress ' 'is being accessed by other users' 'exited 2, and pg_regress reported no failed test'
+
+scratch hang
+BOOKING_REGRESS="selftest selftest_hang" BOOKING_TIMEOUT_REGRESS=10 runner hang regress pgtap
+expect_failure "a pg_regress test that hangs past the stage's timeout" \
+	'^TIMEOUT: regress .*test selftest_hang' 'terminated [1-9][0-9]* leftover session' '^PASS: pgtap '
+[ "$took" -lt 60 ] || { echo "not ok - the hanging stage was stopped within 60 s (took $took s)"; FAILED=$((FAILED + 1)); }
 
 scratch stress
 cat >"$dir/test/stress/selftest_exit1.sh" <<'EOF'
