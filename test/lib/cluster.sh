@@ -2,6 +2,10 @@
 # Installs what is missing, builds and installs the extension, and runs a
 # private throwaway PostgreSQL 15 cluster as the postgres user: its own data
 # dir, socket dir and port. It never touches a cluster it did not create.
+# The cluster's directory is made under TMPDIR (default /tmp), so that several
+# checkouts testing side by side keep their clusters apart; TMPDIR must be a
+# directory the postgres user can enter, and short (the socket path is
+# limited to 107 bytes).
 
 # BOOKING_PG_BIN may name the bin/ of a relocated copy of PostgreSQL 15, so that
 # several checkouts can build, install and test side by side without sharing
@@ -34,7 +38,7 @@ booking_build_install() {
 # booking_cluster_start PORT [postgresql.conf lines...]
 booking_cluster_start() {
 	BOOKING_PORT=$1; shift
-	BOOKING_DIR=$(mktemp -d /tmp/booking-cluster.XXXXXX)
+	BOOKING_DIR=$(mktemp -d "${TMPDIR:-/tmp}/booking-cluster.XXXXXX")
 	chown postgres:postgres "$BOOKING_DIR"
 	chmod 700 "$BOOKING_DIR"
 	runuser -u postgres -- $BOOKING_PG_BIN/initdb -D "$BOOKING_DIR/data" -U postgres \

@@ -13,7 +13,7 @@ REL_FAILED=0
 REL_DBS=""
 REL_CLUSTERS=""
 REL_BG_PIDS=""
-REL_TMP=$(mktemp -d /tmp/booking-reliability.XXXXXX)
+REL_TMP=$(mktemp -d "${TMPDIR:-/tmp}/booking-reliability.XXXXXX")
 chmod 755 "$REL_TMP"
 # the connection the helpers use; scripts switch it to their own clusters
 REL_HOST=${PGHOST:-}
@@ -79,7 +79,7 @@ rel_db() {
 rel_cluster_start() {
 	local name=$1 port=$2
 	shift 2
-	REL_CDIR=$(mktemp -d "/tmp/booking-$name.XXXXXX")
+	REL_CDIR=$(mktemp -d "${TMPDIR:-/tmp}/booking-$name.XXXXXX")
 	[ "$(id -u)" = 0 ] && chown postgres:postgres "$REL_CDIR"
 	chmod 700 "$REL_CDIR"
 	REL_CLUSTERS="$REL_CLUSTERS $REL_CDIR"

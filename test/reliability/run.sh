@@ -14,10 +14,12 @@
 set -uo pipefail
 cd "$(dirname "$0")" || exit 1
 
+own_cluster=
 if [ -z "${PGHOST:-}" ] || [ -z "${PGPORT:-}" ]; then
 	. ../lib/cluster.sh
 	booking_need_packages || exit 1
 	booking_cluster_start "${BOOKING_RELIABILITY_PORT:-54339}" || exit 1
+	own_cluster=1
 fi
 export PGUSER=${PGUSER:-postgres}
 
@@ -29,10 +31,14 @@ fi
 
 passed=0
 failed=0
-out=$(mktemp /tmp/booking-reliability-run.XXXXXX)
+out=$(mktemp "${TMPDIR:-/tmp}/booking-reliability-run.XXXXXX")
+trap 'rm -f "$out"; [ -n "$own_cluster" ] && booking_cluster_stop' EXIT
+trap 'exit 130' INT TERM
 for name in "${scripts[@]}"; do
 	name=${name%.sh}
 	echo "-- test/reliability/$name.sh"
+	# test/run.sh names the script that was running if the stage times out
+	[ -n "${BOOKING_STAGE_CURRENT:-}" ] && echo "test/reliability/$name.sh" >"$BOOKING_STAGE_CURRENT"
 	started=$SECONDS
 	bash "./$name.sh" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}

@@ -1,9 +1,13 @@
 --
 -- holds: confirm, extend_hold, cancel of holds, lazy expiry, hold_expire
 --
--- Holds that must lapse are 0.5 s long and are all made before the one
--- pg_sleep(0.6) of this file; what they block is checked right after each
--- is made.
+-- No test here waits for the clock.  Every hold is an hour long or more, so a
+-- hold that must still block does, however slow the machine.  Holds that must
+-- lapse are made first and checked to block; then one superuser UPDATE moves
+-- their created_at, expires_at and validity (tstzrange(created_at,
+-- expires_at, '[)') for a hold) two hours into the past, so that each lapsed
+-- an hour ago, as if the clock had run on.  The times printed are fixed ones,
+-- or checked by pattern.
 --
 SET TimeZone = 'UTC';
 SET DateStyle = 'ISO, YMD';
@@ -88,36 +92,46 @@ SELECT status FROM booking.bookings WHERE id = 4;
 SELECT ok, code, booking_id FROM booking.reserve_seat(8, 'uma', 1, '1 hour');
 
 --
--- short holds: made now, looked at after the sleep
+-- holds that will lapse: made now, made to lapse below
 --
-SELECT ok, code, booking_id FROM booking.reserve_seat(1, 'fay', 1, '0.5 s');   -- confirm after lapse
-SELECT ok, code, booking_id FROM booking.reserve_seat(1, 'gus', 1, '0.5 s');   -- extend after lapse
-SELECT ok, code, booking_id FROM booking.reserve_seat(1, 'hal', 1, '0.5 s');   -- cancel after lapse
-SELECT ok, code, booking_id FROM booking.reserve_seat(1, 'ida', 1, '0.5 s');   -- reached by hold_expire
+SELECT ok, code, booking_id FROM booking.reserve_seat(1, 'fay', 1, '1 hour');   -- confirm after lapse
+SELECT ok, code, booking_id FROM booking.reserve_seat(1, 'gus', 1, '1 hour');   -- extend after lapse
+SELECT ok, code, booking_id FROM booking.reserve_seat(1, 'hal', 1, '1 hour');   -- cancel after lapse
+SELECT ok, code, booking_id FROM booking.reserve_seat(1, 'ida', 1, '1 hour');   -- reached by hold_expire
 -- lazy expiry, seats: the hold blocks now
-SELECT ok, code, booking_id FROM booking.reserve_seat(3, 'jo', 2, '0.5 s');
+SELECT ok, code, booking_id FROM booking.reserve_seat(3, 'jo', 2, '1 hour');
 SELECT ok, code FROM booking.reserve_seat(3, 'kim', 2);
 SELECT booking.seats_left(3);
 -- lazy expiry, stays: the hold blocks now
-SELECT ok, code, booking_id FROM booking.reserve_stay(4, 'lee', '[2030-01-04, 2030-01-07)', '0.5 s');
+SELECT ok, code, booking_id FROM booking.reserve_stay(4, 'lee', '[2030-01-04, 2030-01-07)', '1 hour');
 SELECT ok, code FROM booking.reserve_stay(4, 'max', '[2030-01-05, 2030-01-06)');
 SELECT * FROM booking.free_slots(4, '[2030-01-01, 2030-01-10)', '0');
 -- a stay hold to confirm after another guest took its dates
-SELECT ok, code, booking_id FROM booking.reserve_stay(2, 'ned', '[2030-02-01, 2030-02-03)', '0.5 s');
+SELECT ok, code, booking_id FROM booking.reserve_stay(2, 'ned', '[2030-02-01, 2030-02-03)', '1 hour');
 -- holds for hold_expire to count
-SELECT ok, code, booking_id FROM booking.reserve_seat(5, 'pat', 1, '0.5 s');
-SELECT ok, code, booking_id FROM booking.reserve_seat(5, 'pat', 2, '0.5 s');
-SELECT ok, code, booking_id FROM booking.reserve_seat(5, 'pat', 3, '0.5 s');
+SELECT ok, code, booking_id FROM booking.reserve_seat(5, 'pat', 1, '1 hour');
+SELECT ok, code, booking_id FROM booking.reserve_seat(5, 'pat', 2, '1 hour');
+SELECT ok, code, booking_id FROM booking.reserve_seat(5, 'pat', 3, '1 hour');
 -- set_capacity counts unexpired holds as taken
 SELECT ok, code, booking_id FROM booking.reserve_seat(6, 'quinn', 1);
-SELECT ok, code, booking_id FROM booking.reserve_seat(6, 'ray', 2, '0.5 s');
+SELECT ok, code, booking_id FROM booking.reserve_seat(6, 'ray', 2, '1 hour');
 SELECT ok, code FROM booking.set_capacity(6, 1, 1);
 SELECT ok, code, booking_id FROM booking.reserve_seat(7, 'sue', 2);
-SELECT ok, code, booking_id FROM booking.reserve_seat(7, 'tom', 1, '0.5 s');
+SELECT ok, code, booking_id FROM booking.reserve_seat(7, 'tom', 1, '1 hour');
 -- a lapsed hold on a resource that is locked when hold_expire runs
-SELECT ok, code, booking_id FROM booking.reserve_seat(8, 'vic', 1, '0.5 s');
+SELECT ok, code, booking_id FROM booking.reserve_seat(8, 'vic', 1, '1 hour');
 
-SELECT pg_sleep(0.6);
+-- the holds above lapse: each now lasted from two hours ago to one hour ago
+WITH lapsed AS (
+    UPDATE booking.bookings
+       SET created_at = created_at - interval '2 hours',
+           expires_at = created_at - interval '1 hour',
+           validity = tstzrange(created_at - interval '2 hours', created_at - interval '1 hour', '[)')
+     WHERE id BETWEEN 7 AND 21 AND status = 'pending'
+    RETURNING id, guest, expires_at < statement_timestamp() AS lapsed,
+              validity = tstzrange(created_at, expires_at, '[)') AS validity
+)
+SELECT * FROM lapsed ORDER BY id;
 
 -- confirm of a lapsed hold: hold_expired 410, and the hold ends expired
 SELECT ok, code, booking_id, http_status, replayed,

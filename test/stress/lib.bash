@@ -4,9 +4,10 @@
 # prints one "ok - ..." / "not ok - ..." line per check.
 
 STRESS_PGBIN=${BOOKING_PG_BIN:-/usr/lib/postgresql/15/bin}
+STRESS_PASSED=0
 STRESS_FAILED=0
 STRESS_DB=
-STRESS_TMP=$(mktemp -d /tmp/booking-stress.XXXXXX)
+STRESS_TMP=$(mktemp -d "${TMPDIR:-/tmp}/booking-stress.XXXXXX")
 chmod 755 "$STRESS_TMP"
 # an interrupted script still runs its EXIT trap (drops its database, stops
 # its cluster)
@@ -21,7 +22,7 @@ sql() {
 	stress_psql -At -d "$STRESS_DB" -c "$1"
 }
 
-pass() { echo "ok - $1"; }
+pass() { echo "ok - $1"; STRESS_PASSED=$((STRESS_PASSED + 1)); }
 fail() { echo "not ok - $1"; STRESS_FAILED=$((STRESS_FAILED + 1)); }
 
 # check DESCRIPTION QUERY EXPECTED: the query's output must equal EXPECTED
@@ -93,12 +94,9 @@ check_pgbench_output() {
 	fi
 }
 
-# stress_done: exit status of the script
+# stress_done: the closing line and the exit status of the script
 stress_done() {
-	if [ "$STRESS_FAILED" -eq 0 ]; then
-		echo "# all checks passed"
-		exit 0
-	fi
-	echo "# $STRESS_FAILED check(s) failed"
-	exit 1
+	echo "$STRESS_PASSED passed, $STRESS_FAILED failed"
+	[ "$STRESS_FAILED" -eq 0 ] && [ "$STRESS_PASSED" -gt 0 ]
+	exit
 }
