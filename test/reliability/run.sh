@@ -25,8 +25,8 @@ export PGUSER=${PGUSER:-postgres}
 
 scripts=("$@")
 if [ ${#scripts[@]} -eq 0 ]; then
-	scripts=(crash dump_restore hostile privilege long_txn worker sanitizers)
-	[ "${BOOKING_SANITIZERS:-1}" = 0 ] && scripts=(crash dump_restore hostile privilege long_txn worker)
+	scripts=(crash dump_restore hostile privilege long_txn keys_txn worker sanitizers)
+	[ "${BOOKING_SANITIZERS:-1}" = 0 ] && scripts=(crash dump_restore hostile privilege long_txn keys_txn worker)
 fi
 
 passed=0
