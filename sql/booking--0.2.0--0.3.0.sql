@@ -46,15 +46,6 @@ CREATE TRIGGER resources_no_delete BEFORE DELETE OR UPDATE OF id ON booking.reso
 CREATE TRIGGER resources_no_orphans AFTER TRUNCATE ON booking.resources
     FOR EACH STATEMENT EXECUTE FUNCTION booking.refuse_resource_delete();
 
--- Idempotency keys: a placeholder row with no result serializes a key's
--- callers, instead of an advisory lock held to commit.
-ALTER TABLE booking.idempotency_keys
-    ALTER COLUMN ok DROP NOT NULL,
-    ALTER COLUMN code DROP NOT NULL,
-    ALTER COLUMN http_status DROP NOT NULL,
-    ALTER COLUMN message DROP NOT NULL,
-    SET (fillfactor = 50);
-
 CREATE FUNCTION booking.extend_hold_until(booking bigint, until timestamptz)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_extend_hold_until'

@@ -145,19 +145,16 @@ CREATE TABLE booking.resource_stripes (
     CONSTRAINT resource_stripes_check CHECK (stripe >= 0 AND free >= 0)
 ) WITH (fillfactor = 50);   -- room for HOT updates of hot counter rows
 
--- A keyed call inserts its row first, with the result columns NULL (the
--- placeholder that makes a second caller with the same key wait), and fills
--- them in before it returns; only committed rows with a result are replayed.
 CREATE TABLE booking.idempotency_keys (
     key         text COLLATE "C" PRIMARY KEY CHECK (pg_catalog.octet_length(key) BETWEEN 1 AND 255),
     request     text NOT NULL,
-    ok          boolean NULL,
-    code        text NULL,
+    ok          boolean NOT NULL,
+    code        text NOT NULL,
     booking_id  bigint NULL,
-    http_status integer NULL,
-    message     text NULL,
+    http_status integer NOT NULL,
+    message     text NOT NULL,
     created_at  timestamptz NOT NULL
-) WITH (fillfactor = 50);   -- room for the HOT update that stores the result
+);
 -- keys arrive in time order: a BRIN index makes the purge cheap and costs
 -- the hot path almost nothing
 CREATE INDEX idempotency_keys_created_idx ON booking.idempotency_keys USING brin (created_at);

@@ -3,7 +3,7 @@
  *	  Declarations shared by the booking extension's C files.
  *
  * Lock order, everywhere: the tables (RowExclusiveLock, tables.c), then an
- * idempotency key (its placeholder row, idempotency.c), then resource rows in
+ * idempotency key's advisory lock (held for the call only, idempotency.c), then resource rows in
  * ascending id order, then the stripes of a striped resource in ascending
  * order, then booking rows of those resources.  (A fast-path buyer of a
  * striped resource holds one stripe and waits for nothing else.)  Every write
@@ -18,7 +18,7 @@
 #include "datatype/timestamp.h"
 #include "executor/spi.h"
 #include "fmgr.h"
-#include "storage/itemptr.h"
+#include "storage/lock.h"
 #include "utils/rangetypes.h"
 
 /* qualified names the SQL text and the error matching rely on */
@@ -178,7 +178,7 @@ extern Datum BookingCallDatum(FunctionCallInfo fcinfo, BookingCall *call);
 /* idempotency.c */
 typedef enum BookingKeyClaim
 {
-	BOOKING_KEY_OWNED,			/* our placeholder row is in; do the work */
+	BOOKING_KEY_OWNED,			/* we hold the key's lock; do the work */
 	BOOKING_KEY_REPLAYED,		/* res holds the stored result or a mismatch */
 	BOOKING_KEY_BUSY,
 	BOOKING_KEY_RETRY
@@ -188,14 +188,14 @@ typedef struct BookingKey
 {
 	const char *key;
 	const char *request;
-	ItemPointerData placeholder;	/* our row, while we own the key */
+	LOCKTAG		tag;			/* the key's advisory lock, held while we own it */
 } BookingKey;
 
 extern int	booking_idempotency_retention_s;
 extern void BookingIdempotencyInit(void);
 extern BookingKeyClaim BookingClaimKey(BookingKey *key, int timeout_ms, TimestampTz now,
 									   BookingResult *res);
-extern void BookingFinishKey(BookingKey *key, const BookingResult *res);
+extern void BookingFinishKey(BookingKey *key, const BookingResult *res, TimestampTz now);
 extern int64 BookingPurgeKeys(TimestampTz now, int32 batch);
 extern char *BookingRequestString(const char *fn, int nfields, const char *const *fields);
 

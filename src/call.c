@@ -134,7 +134,7 @@ RunFrame(void *arg)
 			return;
 	}
 	call->body(call->state, res);
-	BookingFinishKey(&key, res);
+	BookingFinishKey(&key, res, call->now);
 }
 
 /*

@@ -3,25 +3,22 @@
  *	  Idempotency keys: a retried request gets the stored result of the first
  *	  one, with replayed = true, and no work is done twice.
  *
- *	  A keyed call first claims its key by inserting a placeholder row into
- *	  booking.idempotency_keys, in the caller's transaction; it writes its
- *	  result into that row when it is done (or deletes the row when the
- *	  answer was busy or retry, which say that nothing happened).  A second
- *	  request with the same key that arrives while the first transaction is
- *	  open sees the placeholder and waits for that transaction to end, as a
- *	  unique index waits for a conflicting insert, bounded by lock_timeout;
- *	  then it replays the stored result.  A rollback forgets the key too.
- *	  Nothing is held per key beyond the row itself: 100,000 keyed calls in
- *	  one transaction take no more of the shared lock table than one.
+ *	  A keyed call holds an advisory lock on a 64-bit hash of its key while
+ *	  it runs, and releases it when it returns, not at commit: by then it has
+ *	  inserted its result row in the caller's transaction (or, for busy and
+ *	  retry, nothing).  A second request with the same key waits for that
+ *	  lock, then looks the key up: a row of a transaction still in progress
+ *	  makes it wait for that transaction to end, as a unique index waits for
+ *	  a conflicting insert; a committed row is replayed.  Both waits are
+ *	  bounded by lock_timeout.  A rollback forgets the key too.  Since no lock
+ *	  outlives its call, 100,000 keyed calls in one transaction take no more
+ *	  of the shared lock table than one.
  *
  *	  The look-up is a direct probe of the primary key index with a dirty
- *	  snapshot, which sees placeholders of transactions still in progress
- *	  (and so whom to wait for) and takes no SSI predicate lock.  Columns are
- *	  found by name and the OIDs cached until a relcache invalidation, so an
- *	  added column does not break it.  Between the probe and the insert of
- *	  its placeholder a caller holds a short advisory lock on a hash of the
- *	  key (field 4 = 3; released at once, not at commit), so two first
- *	  requests cannot both miss each other and then block in the insert.
+ *	  snapshot, which sees rows of transactions in progress (and so whom to
+ *	  wait for) and takes no SSI predicate lock.  Columns are found by name
+ *	  and the OIDs cached until a relcache invalidation, so an added column
+ *	  does not break it.
  */
 #include "postgres.h"
 
@@ -47,7 +44,7 @@
 
 #include "booking.h"
 
-/* the advisory lock space of the key mutex (field 4; the SQL functions use 1 and 2) */
+/* the advisory lock space of the key locks (field 4; the SQL functions use 1 and 2) */
 #define BOOKING_KEY_LOCK_SPACE 3
 
 /* a claim that keeps finding someone else's row gives up with busy */
@@ -55,20 +52,11 @@
 
 int			booking_idempotency_retention_s = 86400;
 
-static BookingPlan placeholder_plan = {
-	"INSERT INTO booking.idempotency_keys (key, request, created_at) VALUES ($1, $2, $3) "
-	"ON CONFLICT (key) DO NOTHING RETURNING ctid",
-	3, {TEXTOID, TEXTOID, TIMESTAMPTZOID}
-};
-/* by ctid: a TID scan whatever the statistics say when the plan is made */
-static BookingPlan result_plan = {
-	"UPDATE booking.idempotency_keys SET ok = $2, code = $3, booking_id = $4, "
-	"http_status = $5, message = $6 WHERE ctid OPERATOR(pg_catalog.=) $1",
-	6, {TIDOID, BOOLOID, TEXTOID, INT8OID, INT4OID, TEXTOID}
-};
-static BookingPlan forget_plan = {
-	"DELETE FROM booking.idempotency_keys WHERE ctid OPERATOR(pg_catalog.=) $1",
-	1, {TIDOID}
+static BookingPlan store_plan = {
+	"INSERT INTO booking.idempotency_keys "
+	"(key, request, ok, code, booking_id, http_status, message, created_at) "
+	"VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+	8, {TEXTOID, TEXTOID, BOOLOID, TEXTOID, INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID}
 };
 static BookingPlan purge_plan = {
 	"DELETE FROM booking.idempotency_keys WHERE key OPERATOR(pg_catalog.=) ANY (ARRAY("
@@ -152,7 +140,7 @@ LoadKeyColumns(Oid relid)
 typedef enum KeyState
 {
 	KEY_ABSENT,
-	KEY_IN_FLIGHT,				/* a placeholder of a transaction in progress */
+	KEY_IN_FLIGHT,				/* a row of a transaction in progress */
 	KEY_STORED					/* res filled: a replay or a mismatch */
 } KeyState;
 
@@ -179,8 +167,7 @@ ReplayRow(HeapTuple tuple, TupleDesc desc, const char *request, BookingResult *r
 	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("idempotency key row without a result"),
-				 errdetail("A committed row of booking.idempotency_keys has no stored result.")));
+				 errmsg("idempotency key row without a result code")));
 	code_name = TextDatumGetCString(d);
 	d = heap_getattr(tuple, key_columns.http_status, desc, &isnull);
 	http_status = isnull ? 0 : DatumGetInt32(d);
@@ -230,14 +217,11 @@ ProbeKey(const char *key, const char *request, TransactionId *xwait, BookingResu
 	{
 		if (TransactionIdIsValid(dirty.xmin))
 		{
-			/* someone else's placeholder (or result) not yet committed */
+			/* another transaction's row, not yet committed */
 			*xwait = dirty.xmin;
 			state = KEY_IN_FLIGHT;
 			break;
 		}
-		if (heap_attisnull(tuple, key_columns.code, RelationGetDescr(rel)) &&
-			TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmin(tuple->t_data)))
-			elog(ERROR, "idempotency key \"%s\" is claimed by this transaction but has no result", key);
 		ReplayRow(tuple, RelationGetDescr(rel), request, res);
 		state = KEY_STORED;
 		break;
@@ -257,7 +241,7 @@ KeyLockTag(const char *key, LOCKTAG *tag)
 }
 
 static void
-WaitForKeyMutex(void *arg)
+WaitForKeyLock(void *arg)
 {
 	(void) LockAcquire((LOCKTAG *) arg, ExclusiveLock, false, false);
 }
@@ -285,52 +269,39 @@ WaitBounded(BookingGuardedFn fn, void *arg, int timeout_ms, TimestampTz *deadlin
 }
 
 /*
- * Claims the key for this call: BOOKING_KEY_OWNED with our placeholder in,
- * BOOKING_KEY_REPLAYED with res set, or busy / retry when the wait for the
- * transaction that holds the key ran out or deadlocked.
+ * Claims the key for this call: BOOKING_KEY_OWNED with the key's lock held
+ * (BookingFinishKey releases it), BOOKING_KEY_REPLAYED with res set, or
+ * busy / retry when the wait for the request that holds the key ran out or
+ * deadlocked.
  */
 BookingKeyClaim
 BookingClaimKey(BookingKey *key, int timeout_ms, TimestampTz now, BookingResult *res)
 {
-	LOCKTAG		tag;
 	TimestampTz deadline = 0;
 
-	KeyLockTag(key->key, &tag);
+	KeyLockTag(key->key, &key->tag);
 	for (int round = 0; round < BOOKING_KEY_MAX_ROUNDS; round++)
 	{
 		TransactionId xwait = InvalidTransactionId;
 		BookingLockOutcome outcome = BOOKING_LOCKED;
 		KeyState	state;
 
-		if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
-			outcome = WaitBounded(WaitForKeyMutex, &tag, timeout_ms, &deadline);
+		if (LockAcquire(&key->tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+			outcome = WaitBounded(WaitForKeyLock, &key->tag, timeout_ms, &deadline);
 		if (outcome != BOOKING_LOCKED)
 			return outcome == BOOKING_LOCK_BUSY ? BOOKING_KEY_BUSY : BOOKING_KEY_RETRY;
 
 		state = ProbeKey(key->key, key->request, &xwait, res);
 		if (state == KEY_ABSENT)
-		{
-			Datum		values[3];
-			bool		inserted;
-			bool		isnull;
-
-			values[0] = CStringGetTextDatum(key->key);
-			values[1] = CStringGetTextDatum(key->request);
-			values[2] = TimestampTzGetDatum(now);
-			inserted = BookingExecute(&placeholder_plan, values, NULL, false, 1) == 1;
-			if (inserted)
-				ItemPointerCopy((ItemPointer) DatumGetPointer(BookingGetDatum(0, 1, &isnull)),
-								&key->placeholder);
-			LockRelease(&tag, ExclusiveLock, false);
-			if (inserted)
-				return BOOKING_KEY_OWNED;
-			continue;			/* a row came in behind the probe's back: look again */
-		}
-		LockRelease(&tag, ExclusiveLock, false);
+			return BOOKING_KEY_OWNED;
+		LockRelease(&key->tag, ExclusiveLock, false);
 		if (state == KEY_STORED)
 			return BOOKING_KEY_REPLAYED;
 
-		/* in flight elsewhere: wait for that transaction, then look again */
+		/*
+		 * The first request returned but its transaction is still open: wait
+		 * for that transaction, then look again.
+		 */
 		if (ConditionalXactLockTableWait(xwait))
 			continue;
 		outcome = WaitBounded(WaitForXact, &xwait, timeout_ms, &deadline);
@@ -341,31 +312,31 @@ BookingClaimKey(BookingKey *key, int timeout_ms, TimestampTz now, BookingResult 
 }
 
 /*
- * Stores the call's result in its placeholder, or deletes the placeholder
- * when the result says nothing happened (busy, retry), so a retry does the
- * work.
+ * Stores the call's result under the key, in the caller's transaction,
+ * unless it says nothing happened (busy, retry: a retry must do the work),
+ * then lets the next request with the key go on.
  */
 void
-BookingFinishKey(BookingKey *key, const BookingResult *res)
+BookingFinishKey(BookingKey *key, const BookingResult *res, TimestampTz now)
 {
-	Datum		values[6];
-	char		nulls[6] = "      ";
-
-	values[0] = PointerGetDatum(&key->placeholder);
-	if (res->code == BOOKING_BUSY || res->code == BOOKING_RETRY)
+	if (res->code != BOOKING_BUSY && res->code != BOOKING_RETRY)
 	{
-		(void) BookingExecute(&forget_plan, values, NULL, false, 0);
-		return;
+		Datum		values[8];
+		char		nulls[8] = "        ";
+
+		values[0] = CStringGetTextDatum(key->key);
+		values[1] = CStringGetTextDatum(key->request);
+		values[2] = BoolGetDatum(BookingCodeIsOk(res->code));
+		values[3] = CStringGetTextDatum(BookingCodeName(res->code));
+		values[4] = Int64GetDatum(res->booking_id);
+		if (!res->has_booking_id)
+			nulls[4] = 'n';
+		values[5] = Int32GetDatum(BookingCodeHttpStatus(res->code));
+		values[6] = CStringGetTextDatum(res->message);
+		values[7] = TimestampTzGetDatum(now);
+		(void) BookingExecute(&store_plan, values, nulls, false, 0);
 	}
-	values[1] = BoolGetDatum(BookingCodeIsOk(res->code));
-	values[2] = CStringGetTextDatum(BookingCodeName(res->code));
-	values[3] = Int64GetDatum(res->booking_id);
-	if (!res->has_booking_id)
-		nulls[3] = 'n';
-	values[4] = Int32GetDatum(BookingCodeHttpStatus(res->code));
-	values[5] = CStringGetTextDatum(res->message);
-	if (BookingExecute(&result_plan, values, nulls, false, 0) != 1)
-		elog(ERROR, "the placeholder of idempotency key \"%s\" is gone", key->key);
+	LockRelease(&key->tag, ExclusiveLock, false);
 }
 
 /* Deletes up to batch keys older than booking.idempotency_retention. */
