@@ -354,6 +354,29 @@ check_invariants() {
 	check "$1: no two blocking stays of one resource overlap" "$overlap_sql" 0
 }
 
+# check_no_prepared LABEL: after Citus's own recovery of two-phase commits
+# (recover_prepared_transactions on the coordinator), no node holds a
+# prepared transaction of the script's database
+check_no_prepared() {
+	local node n total=0 detail=""
+	if rehearsal; then
+		check "$1: no prepared transaction left behind" \
+			"SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database()" 0
+		return
+	fi
+	q "SELECT recover_prepared_transactions()" >/dev/null
+	for node in $CITUS_NODES; do
+		n=$(qn "$node" "SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database()" 2>&1)
+		detail="$detail $node=$n"
+		[ "$n" = 0 ] || total=$((total + 1))
+	done
+	if [ "$total" = 0 ]; then
+		pass "$1: no prepared transaction left behind on any node (after recover_prepared_transactions)"
+	else
+		fail "$1: no prepared transaction left behind on any node (after recover_prepared_transactions):$detail"
+	fi
+}
+
 # worker_of RESOURCE: the worker ("w1" or "w2") whose shard holds the
 # resource's row (the shard of its distribution value, booking.resources.home)
 worker_of() {
