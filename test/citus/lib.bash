@@ -389,6 +389,19 @@ worker_of() {
 	node_of_port "$port"
 }
 
+# resource_on NODE NAME [CAPACITY [POOL]]: creates resources named NAME until
+# one lands on the worker NODE (ids hash to shards); prints its id.  The
+# ones that landed elsewhere stay, unused.
+resource_on() {
+	local i id
+	for i in $(seq 1 40); do
+		id=$(q "SELECT booking.create_resource('$2', ${3:-1}${4:+, $4})") || return 1
+		[ "$(worker_of "$id")" = "$1" ] && { echo "$id"; return 0; }
+	done
+	echo "resource_on: 40 resources and none on $1" >&2
+	return 1
+}
+
 # shard_of RESOURCE: the shard id of booking.resources that holds the resource
 shard_of() {
 	q "SELECT get_shard_id_for_distribution_column('booking.resources',
