@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# worker_down.sh (suite item 6): a worker dies during a sale.  32 pgbench
+# clients buy seats of two sales (one resource on each worker), book stays
+# on four rooms (two on each worker) and groups of two rooms over both
+# workers (two-phase commits), through the coordinator.  After a few seconds
+# worker w1 is stopped with pg_ctl stop -m immediate, and started again a
+# few seconds later.  Checks:
+#  - no raw error escapes: pgbench has no failed transaction and no aborted
+#    client, and every answer is a documented code;
+#  - while w1 was down, every call for its resources answered busy (503),
+#    and w2's sale kept selling; after the restart w1's sale sells again;
+#  - afterwards, with synchronous_commit on: every ok answer's booking is
+#    there, every counter equals its bookings, nothing is over capacity, no
+#    stays overlap, every group is all or nothing, and no node holds a
+#    prepared transaction after recover_prepared_transactions().
+set -u
+cd "$(dirname "$0")"
+. ./lib.bash
+citus_script
+
+BEFORE=${CITUS_FAULT_BEFORE:-4}	# seconds of selling before the stop
+DOWN=${CITUS_FAULT_DOWN:-5}		# seconds w1 stays down
+AFTER=${CITUS_FAULT_AFTER:-5}	# seconds of selling after the restart
+# ok answers must survive the crash: commits wait for the WAL flush here
+BOOKING_CITUS_SYNC=on citus_db booking_citus_worker_down
+
+seat1=$(resource_on w1 'sale on w1' 1000000) && seat2=$(resource_on w2 'sale on w2' 1000000) &&
+	room1=$(resource_on w1 'room a on w1') && room2=$(resource_on w1 'room b on w1') &&
+	room3=$(resource_on w2 'room c on w2') && room4=$(resource_on w2 'room d on w2') ||
+	{ fail "a sale and two rooms on each worker"; citus_done; }
+echo "# w1: sale $seat1, rooms $room1 $room2; w2: sale $seat2, rooms $room3 $room4"
+w1_rooms="$room1, $room2"
+
+citus_pgbench -c 32 -j 2 -T $((BEFORE + DOWN + AFTER)) \
+	-D seat1="$seat1" -D seat2="$seat2" -D room1="$room1" -D room2="$room2" -D room3="$room3" -D room4="$room4" \
+	-f fault_seat.pgb@6 -f fault_stay.pgb@2 -f fault_group.pgb@2 >"$CITUS_TMP/pgbench.out" 2>&1 &
+bench=$!
+CITUS_BG_PIDS="$CITUS_BG_PIDS $bench"
+sleep "$BEFORE"
+if rehearsal; then
+	echo "# REHEARSAL: no worker to stop"
+	sleep "$DOWN"
+	t_stop=$(q "SELECT clock_timestamp() - interval '$DOWN s'")
+	t_start=$(q "SELECT clock_timestamp()")
+else
+	t_stop=$(q "SELECT clock_timestamp()")
+	if citus_node_stop w1 immediate; then pass "w1 stopped with pg_ctl stop -m immediate during the sale"
+	else fail "w1 stopped with pg_ctl stop -m immediate during the sale"; fi
+	sleep "$DOWN"
+	t_start=$(q "SELECT clock_timestamp()")
+	if citus_node_start w1; then pass "w1 started again"; else fail "w1 started again"; fi
+fi
+wait "$bench"
+rc=$?
+CITUS_BG_PIDS=
+check_pgbench "sale, stays and groups with w1 down for ${DOWN} s" "$CITUS_TMP/pgbench.out" "$rc"
+answers "seat" "kind = 'seat'"
+answers "stay" "kind = 'stay'"
+answers "group" "kind = 'group'"
+
+# the window in which w1 was surely down: from half a second after the stop
+# (an answer logged just after the stop may come from a call that ended
+# before it) to the restart
+down="at BETWEEN timestamptz '$t_stop' + interval '0.5 s' AND timestamptz '$t_start'"
+echo "# while w1 was down: seats of w1 $(q "SELECT coalesce(string_agg(code || '=' || n, ', '), 'none') FROM (SELECT code, count(*) n FROM citus_log WHERE kind = 'seat' AND resource_id = $seat1 AND $down GROUP BY code) s");" \
+	"seats of w2 $(q "SELECT coalesce(string_agg(code || '=' || n, ', '), 'none') FROM (SELECT code, count(*) n FROM citus_log WHERE kind = 'seat' AND resource_id = $seat2 AND $down GROUP BY code) s")"
+check "every answer is a documented code (seat: ok, busy; stay and group: ok, unavailable, just_taken, busy)" \
+	"SELECT count(*) FROM citus_log WHERE (kind = 'seat' AND code NOT IN ('ok', 'busy'))
+	    OR (kind IN ('stay', 'group') AND code NOT IN ('ok', 'unavailable', 'just_taken', 'busy'))" 0
+if ! rehearsal; then
+	check_true "while w1 was down, its sale answered busy, and only busy" \
+		"SELECT count(*) > 0 AND bool_and(code = 'busy') FROM citus_log WHERE kind = 'seat' AND resource_id = $seat1 AND $down"
+	check_true "while w1 was down, w2's sale sold" \
+		"SELECT count(*) > 0 FROM citus_log WHERE kind = 'seat' AND resource_id = $seat2 AND code = 'ok' AND $down"
+	check "while w1 was down, every stay on its rooms answered busy" \
+		"SELECT count(*) FROM citus_log WHERE kind = 'stay' AND resource_id IN ($w1_rooms) AND code <> 'busy' AND $down" 0
+	# a group whose room on w2 comes first and is taken may be refused
+	# without asking w1; none can be booked
+	check_true "while w1 was down, no group (each has a room on w1) was booked, and some answered busy" \
+		"SELECT count(*) FILTER (WHERE code = 'ok') = 0 AND count(*) FILTER (WHERE code = 'busy') > 0
+		   FROM citus_log WHERE kind = 'group' AND $down"
+	check_true "while w1 was down, stays on w2's rooms were booked or refused by the calendar, never busy" \
+		"SELECT count(*) FILTER (WHERE code = 'busy') = 0 FROM citus_log WHERE kind = 'stay' AND resource_id IN ($room3, $room4) AND $down"
+fi
+check_true "after the restart, w1's sale sold again" \
+	"SELECT count(*) > 0 FROM citus_log WHERE kind = 'seat' AND resource_id = $seat1 AND code = 'ok' AND at > timestamptz '$t_start' + interval '1 s'"
+
+check_no_prepared "after the crash"
+snapshot
+check "every ok answer's booking is there, on its resource (seats and stays)" \
+	"SELECT count(*) FROM citus_log l LEFT JOIN chk_bookings b ON b.id = l.booking_id AND b.resource_id = l.resource_id
+	  WHERE l.kind IN ('seat', 'stay') AND l.code = 'ok' AND b.id IS NULL" 0
+echo "# bookings without an ok answer (the call's outcome was lost with its connection): $(q "SELECT count(*) FROM chk_bookings b
+	WHERE b.group_id IS NULL AND NOT EXISTS (SELECT 1 FROM citus_log l WHERE l.booking_id = b.id AND l.code = 'ok')")"
+check "resources.taken equals the bookings of each sale" \
+	"SELECT count(*) FROM chk_resources r WHERE r.id IN ($seat1, $seat2)
+	   AND r.taken <> (SELECT count(*) FROM chk_bookings b WHERE b.resource_id = r.id)" 0
+check "every ok group has its two rooms, with its guest and range" \
+	"SELECT count(*) FROM citus_log l WHERE l.kind = 'group' AND l.code = 'ok'
+	   AND (SELECT array_agg(b.resource_id ORDER BY b.resource_id) FROM chk_bookings b WHERE b.guest = l.guest AND b.during = l.during)
+	       IS DISTINCT FROM (SELECT array_agg(x ORDER BY x) FROM unnest(l.rooms) x)" 0
+check "every group in the tables is whole: both rooms of its attempt, or none (also the ones whose answer was lost)" \
+	"SELECT count(*) FROM (SELECT b.guest, array_agg(b.resource_id ORDER BY b.resource_id) AS got
+	                         FROM chk_bookings b WHERE b.guest LIKE 'group-%' GROUP BY b.guest) g
+	   JOIN citus_log l ON l.guest = g.guest
+	  WHERE g.got IS DISTINCT FROM (SELECT array_agg(x ORDER BY x) FROM unnest(l.rooms) x)" 0
+check "no refused group left a row" \
+	"SELECT count(*) FROM chk_bookings b JOIN citus_log l ON l.guest = b.guest AND l.code IN ('unavailable', 'just_taken')" 0
+check_invariants "after the crash"
+
+citus_done
