@@ -188,6 +188,19 @@ check() {
 	fi
 }
 
+# check_on NODE DESCRIPTION QUERY EXPECTED: the same on one node
+check_on() {
+	local got
+	got=$(qn "$1" "$3" 2>&1)
+	if [ "$got" = "$4" ]; then
+		pass "$2"
+	else
+		fail "$2"
+		echo "#   expected: $4"
+		echo "#   got:      $got" | head -n 20
+	fi
+}
+
 check_true() {
 	check "$1" "$2" t
 }
