@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# routing.sh (suite item 8): a single-resource call is served by one node in
+# one round trip.  For each call of the API, made through the coordinator as
+# a statement of its own, the workers' pg_stat_statements (top-level
+# statements, reset for the script's database before the call) must show
+# exactly one statement on the worker that holds the resource's shard, a
+# call of a booking function, and none on the other worker: no BEGIN /
+# COMMIT around it, no second query.  The statements of Citus's maintenance
+# daemon (distributed deadlock detection, two-phase commit recovery) are
+# not the call's and are left out.  Also shown, not checked: what Citus
+# itself sends (citus.log_remote_commands); and checked: hold_expire reaches
+# both workers, a group over both workers touches both.
+set -u
+cd "$(dirname "$0")"
+. ./lib.bash
+citus_script
+
+if rehearsal; then
+	echo "# REHEARSAL: nothing to route"
+	pass "rehearsal"
+	citus_done
+fi
+citus_db booking_citus_routing
+for node in w1 w2; do
+	npsql "$node" -d postgres -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null ||
+		{ fail "pg_stat_statements in database postgres of $node"; citus_done; }
+done
+
+# the call's statements on a worker: pg_stat_statements of the script's
+# database, read from database postgres (so the reading is not counted)
+MAINTENANCE="query !~ '(dump_local_wait_edges|get_all_active_transactions|get_global_active_transactions|pg_prepared_xacts|citus_internal)'"
+stats_reset() {
+	local node
+	for node in w1 w2; do
+		npsql "$node" -At -d postgres -c "SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = '$CITUS_DB'), 0)" >/dev/null
+	done
+}
+# stats NODE: "<calls>" of the call's statements on NODE
+stats_calls() {
+	npsql "$1" -At -d postgres -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements
+		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$CITUS_DB') AND $MAINTENANCE"
+}
+stats_text() {
+	npsql "$1" -At -d postgres -c "SELECT string_agg(calls || 'x ' || regexp_replace(query, '\s+', ' ', 'g'), ' / ')
+		FROM pg_stat_statements
+		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$CITUS_DB') AND $MAINTENANCE"
+}
+
+# one_trip LABEL RESOURCE SQL: SQL, a statement of its own on the
+# coordinator, runs as one booking statement on the worker of RESOURCE and
+# as nothing on the other
+one_trip() {
+	local label=$1 node other n_home n_other text
+	node=$(worker_of "$2")
+	other=w1
+	[ "$node" = w1 ] && other=w2
+	stats_reset
+	if ! q "$3" >"$CITUS_TMP/call.out" 2>&1; then
+		fail "$label: the call runs"
+		sed 's/^/#   /' "$CITUS_TMP/call.out"
+		return
+	fi
+	n_home=$(stats_calls "$node")
+	n_other=$(stats_calls "$other")
+	text=$(stats_text "$node")
+	echo "# $label -> $(head -c 60 "$CITUS_TMP/call.out" | tr '\n' ' '); on $node: ${text:-nothing}"
+	if [ "$n_home" = 1 ] && [[ $text == *booking* ]] && [ "$n_other" = 0 ]; then
+		pass "$label: one statement on $node (which holds the shard), none on $other"
+	else
+		fail "$label: one statement on $node (which holds the shard), none on $other (got $n_home on $node, $n_other on $other)"
+		[ "$n_other" != 0 ] && echo "#   on $other: $(stats_text "$other")"
+	fi
+}
+
+seat1=$(resource_on w1 'seats on w1' 100) && seat2=$(resource_on w2 'seats on w2' 100) &&
+	striped=$(resource_on w2 'striped seats on w2' 100) &&
+	room1=$(resource_on w1 'room on w1') && room2=$(resource_on w2 'room on w2') &&
+	pool=$(resource_on w2 'pool on w2' 0) ||
+	{ fail "resources on both workers"; citus_done; }
+for i in 1 2 3; do q "SELECT booking.create_resource('unit $i', 1, $pool)" >/dev/null; done
+check "the pool and its 3 units share one shard" \
+	"SELECT count(*) || ' ' || count(DISTINCT get_shard_id_for_distribution_column('booking.resources', home))
+	   FROM booking.resources WHERE id = $pool OR pool_id = $pool" "4 1"
+v1=$(q "SELECT version FROM booking.resources WHERE id = $seat1")
+held=$(q "SELECT booking_id FROM booking.reserve_seat($seat1, 'held', 1, hold => '1 hour')")
+held2=$(q "SELECT booking_id FROM booking.reserve_stay($room2, 'held', tstzrange('2030-06-01', '2030-06-02'), hold => '1 hour')")
+check "a seat hold on w1 and a stay hold on w2 to work on" \
+	"SELECT count(*) FROM booking.bookings WHERE id IN ($held, $held2) AND status = 'pending'" 2
+echo "# seats $seat1 (w1), $seat2 (w2), striped $striped (w2), rooms $room1 (w1), $room2 (w2), pool $pool (w2); holds $held, $held2"
+stay="tstzrange('2030-07-01 14:00+00', '2030-07-03 10:00+00')"
+
+one_trip "reserve_seat on w1" "$seat1" "SELECT code FROM booking.reserve_seat($seat1, 'ann', 2)"
+one_trip "reserve_seat on w2" "$seat2" "SELECT code FROM booking.reserve_seat($seat2, 'ann', 2)"
+one_trip "reserve_seat with an idempotency key" "$seat2" "SELECT code FROM booking.reserve_seat($seat2, 'bob', 1, idempotency_key => 'routing-1')"
+one_trip "its replay" "$seat2" "SELECT code, replayed FROM booking.reserve_seat($seat2, 'bob', 1, idempotency_key => 'routing-1')"
+one_trip "seats_left" "$seat1" "SELECT booking.seats_left($seat1)"
+one_trip "set_capacity" "$seat1" "SELECT code FROM booking.set_capacity($seat1, 120, $v1)"
+one_trip "set_stripes" "$striped" "SELECT code FROM booking.set_stripes($striped, 8)"
+one_trip "reserve_seat on a striped resource" "$striped" "SELECT code FROM booking.reserve_seat($striped, 'cy', 3)"
+one_trip "reserve_stay on w1" "$room1" "SELECT code FROM booking.reserve_stay($room1, 'dee', $stay)"
+one_trip "reserve_stay on w2" "$room2" "SELECT code FROM booking.reserve_stay($room2, 'dee', $stay)"
+one_trip "free_slots" "$room1" "SELECT count(*) FROM booking.free_slots($room1, tstzrange('2030-07-01', '2030-08-01'), '1 day')"
+one_trip "reserve_stay_any" "$pool" "SELECT code FROM booking.reserve_stay_any($pool, 'eve', $stay)"
+one_trip "extend_hold (a booking on w1)" "$seat1" "SELECT code FROM booking.extend_hold($held, '10 minutes')"
+one_trip "extend_hold_until (a booking on w2)" "$room2" "SELECT code FROM booking.extend_hold_until($held2, clock_timestamp() + interval '2 hours')"
+one_trip "confirm (a booking on w1)" "$seat1" "SELECT code FROM booking.confirm($held)"
+one_trip "cancel (a booking on w1)" "$seat1" "SELECT code FROM booking.cancel($held)"
+one_trip "cancel (a booking on w2)" "$room2" "SELECT code FROM booking.cancel($held2)"
+
+# what Citus itself sends for one call, for the record
+echo "# citus.log_remote_commands for reserve_seat on w1:"
+npsql coord -d "$CITUS_DB" -c "SET citus.log_remote_commands = on" -c "SET client_min_messages = notice" \
+	-c "SELECT code FROM booking.reserve_seat($seat1, 'fay', 1)" 2>&1 | grep -E 'issuing|DETAIL' | sed 's/^/#   /'
+
+# calls that are meant to reach more than one node
+stats_reset
+q "SELECT booking.hold_expire()" >/dev/null
+check_true "hold_expire on the coordinator reaches both workers" \
+	"SELECT $(stats_calls w1) > 0 AND $(stats_calls w2) > 0"
+stats_reset
+check "reserve_stays over a room of each worker answers ok" \
+	"SELECT code FROM booking.reserve_stays(ARRAY[$room1, $room2], 'group', tstzrange('2030-09-01', '2030-09-03'))" ok
+echo "# reserve_stays over both workers: on w1 $(stats_text w1); on w2 $(stats_text w2)"
+check_true "a group over both workers touches both" \
+	"SELECT $(stats_calls w1) > 0 AND $(stats_calls w2) > 0"
+
+citus_done
