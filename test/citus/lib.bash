@@ -259,10 +259,13 @@ answers() {
 # Citus; on the coordinator the workers added, booking installed and
 # distributed (booking.distribute(SHARD_COUNT), or the default when none is
 # given); a local table citus_log on the coordinator for the answers of the
-# pgbench scripts.  Dropped on exit.  BOOKING_CITUS_SYNC=off (the default)
+# pgbench scripts.  Dropped on exit.  CITUS_NO_BOOKING=1: Citus and the
+# workers only; CITUS_NO_DISTRIBUTE=1: booking installed, not distributed.  BOOKING_CITUS_SYNC=off (the default)
 # sets synchronous_commit = off in it on every node.
 citus_db() {
 	local node dist
+	# a script may make several: each is dropped on exit
+	[ -n "$CITUS_DB" ] && CITUS_EXTRA_DBS="$CITUS_EXTRA_DBS $CITUS_DB"
 	CITUS_DB=$1
 	if [ "${BOOKING_CITUS_REHEARSAL:-}" = 1 ]; then
 		citus_rehearsal_db
@@ -282,6 +285,7 @@ citus_db() {
 		{ fail "add the two workers to the coordinator of $CITUS_DB"; citus_done; }
 	[ "${CITUS_NO_BOOKING:-}" = 1 ] && return 0
 	dist="SELECT booking.distribute(${2:-})"
+	[ "${CITUS_NO_DISTRIBUTE:-}" = 1 ] && dist="SELECT 'not distributed'"
 	npsql coord -d "$CITUS_DB" -c "SET client_min_messages = warning" -c "CREATE EXTENSION booking CASCADE" \
 		-c "$dist" >"$CITUS_TMP/distribute.out" 2>&1 ||
 		{ fail "CREATE EXTENSION booking CASCADE; $dist"; sed 's/^/#   /' "$CITUS_TMP/distribute.out"; citus_done; }
@@ -312,13 +316,17 @@ rehearsal() {
 	[ "${BOOKING_CITUS_REHEARSAL:-}" = 1 ]
 }
 
-# citus_db_drop: drops the script's database on every node that is up
+# citus_db_drop: drops the script's databases (CITUS_DB and any named in
+# CITUS_EXTRA_DBS) on every node that is up
+CITUS_EXTRA_DBS=""
 citus_db_drop() {
-	local node
-	[ -n "$CITUS_DB" ] && [ -n "${CITUS_DIR:-}" ] && [ -f "$CITUS_DIR/ports" ] || return 0
+	local node db
+	[ -n "${CITUS_DIR:-}" ] && [ -f "$CITUS_DIR/ports" ] || return 0
 	for node in $CITUS_NODES; do
 		[ -S "$CITUS_DIR/$node/.s.PGSQL.$(citus_port "$node")" ] || continue
-		npsql "$node" -d postgres -c "DROP DATABASE IF EXISTS $CITUS_DB WITH (FORCE)" >/dev/null 2>&1
+		for db in $CITUS_DB $CITUS_EXTRA_DBS; do
+			npsql "$node" -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1
+		done
 	done
 }
 
