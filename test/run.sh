@@ -17,6 +17,9 @@
 #   examples     examples/*/test.sh: the Python and Node HTTP services
 #   reliability  test/reliability/run.sh: one test per script
 #   selftest     test/selftest/run.sh: this runner fails when a test fails (one test)
+#   citus        test/citus/run.sh: booking on a coordinator and two workers
+#                (one test per script); skipped, with one line saying so,
+#                when Citus is not installed, unless BOOKING_REQUIRE_CITUS=1
 #
 # Every stage counts a failure when its runner exits non-zero, whatever it
 # printed.  Every stage has a timeout (BOOKING_TIMEOUT_<STAGE>, in seconds,
@@ -30,7 +33,10 @@
 #
 # Environment:
 #   BOOKING_TEST_PORT=N     the test cluster's port (default 54329); the
-#                           stages use a few ports above it (up to N+10)
+#                           stages use a few ports above it (up to N+13:
+#                           the Citus cluster is on N+11..N+13)
+#   BOOKING_REQUIRE_CITUS=1 a missing Citus fails the run instead of
+#                           skipping the citus stage
 #   BOOKING_SKIP_BUILD=1    do not build and install: test what is installed
 #   BOOKING_REGRESS="a b"   run these pg_regress tests instead of the Makefile's
 #   BOOKING_ISOLATION="a"   run these isolation specs instead of the Makefile's
@@ -39,7 +45,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
-ALL_STAGES="regress isolation pgtap stress upgrade examples reliability selftest"
+ALL_STAGES="regress isolation pgtap stress upgrade examples reliability selftest citus"
 
 # default timeout of each stage, in seconds: three to five times what the
 # stage takes on a loaded 2-core machine
@@ -61,6 +67,7 @@ stage_timeout() {
 	examples) echo 300 ;;
 	reliability) echo 600 ;;
 	selftest) echo 240 ;;
+	citus) echo 720 ;;
 	esac
 }
 
@@ -162,6 +169,25 @@ stage_reliability() {
 	fi
 }
 
+# the Citus suite starts its own coordinator and two workers; one test per
+# script (its runner prints "PASS: name" / "FAIL: name")
+stage_citus() {
+	local log=$STAGE_TMP/citus.log rc before=$failed
+	echo test/citus/run.sh >"$STAGE_CURRENT"
+	BOOKING_CITUS_PORT=${BOOKING_CITUS_PORT:-$((BOOKING_TEST_PORT + 11))} BOOKING_REQUIRE_CITUS=1 \
+		bash test/citus/run.sh 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	count_lines "$log" '^PASS: ' '^FAIL: '
+	if [ "$rc" -ne 0 ] && [ "$failed" -eq "$before" ]; then
+		bad "test/citus/run.sh exited $rc with no script failed"
+	fi
+}
+
+# citus_installed: Citus's control file is in the share directory
+citus_installed() {
+	[ -f "$("$BOOKING_PG_BIN/pg_config" --sharedir)/extension/citus.control" ]
+}
+
 run_stage_body() {
 	local stage=$1 t
 	case $stage in
@@ -172,6 +198,7 @@ run_stage_body() {
 	examples) for t in examples/*/test.sh; do run_script "$t"; done ;;
 	reliability) stage_reliability ;;
 	selftest) run_script test/selftest/run.sh ;;
+	citus) stage_citus ;;
 	esac
 }
 
@@ -285,6 +312,18 @@ for stage in "${stages[@]}"; do
 		continue
 	fi
 	[ "$limit" -gt "$left" ] && limit=$left
+	if [ "$stage" = citus ] && ! citus_installed; then
+		if [ "${BOOKING_REQUIRE_CITUS:-0}" = 1 ]; then
+			line="FAIL: citus (BOOKING_REQUIRE_CITUS=1, and Citus is not installed: no citus.control in $("$BOOKING_PG_BIN/pg_config" --sharedir)/extension)"
+			total_failed=$((total_failed + 1))
+		else
+			line="SKIP: citus (Citus is not installed: no citus.control in $("$BOOKING_PG_BIN/pg_config" --sharedir)/extension)"
+		fi
+		echo
+		echo "$line"
+		summary+=("$line")
+		continue
+	fi
 	countfile=$RUN_TMP/$stage.count
 	rm -f "$countfile" "$countfile.current" "$countfile.current.log"
 	echo
