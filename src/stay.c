@@ -40,30 +40,36 @@ PG_FUNCTION_INFO_V1(booking_reserve_stay_any);
 	"AND " alias ".during IS NOT NULL " \
 	"AND " alias ".status IN ('pending'::booking.status, 'confirmed'::booking.status)"
 
+/* $4 is the home of the resource(s) in every statement below */
 static BookingPlan precheck_plan = {
-	"SELECT EXISTS (SELECT 1 FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) $1), "
-	"EXISTS (SELECT 1 FROM booking.bookings b WHERE b.resource_id OPERATOR(pg_catalog.=) $1 AND "
-	BLOCKING("b") ")",
-	3, {INT8OID, TSTZRANGEOID, TSTZRANGEOID}
+	"SELECT EXISTS (SELECT 1 FROM booking.resources r WHERE r.home OPERATOR(pg_catalog.=) $4 "
+	"AND r.id OPERATOR(pg_catalog.=) $1), "
+	"EXISTS (SELECT 1 FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $4 "
+	"AND b.resource_id OPERATOR(pg_catalog.=) $1 AND " BLOCKING("b") ")",
+	4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID}
 };
+/* $7 the home, $8 the booking's id (NULL: the sequence's next; see booking.h) */
 static BookingPlan insert_plan = {
 	"INSERT INTO booking.bookings "
-	"(resource_id, guest, quantity, during, status, expires_at, created_at, validity) "
-	"VALUES ($1, $2, 1, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
+	"(home, id, resource_id, guest, quantity, during, status, expires_at, created_at, validity) "
+	"VALUES ($7, COALESCE($8, pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass)), "
+	"$1, $2, 1, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
 	"ELSE 'pending'::booking.status END, $4, $5, $6) "
 	"ON CONFLICT ON CONSTRAINT bookings_no_overlap DO NOTHING RETURNING id",
-	6, {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID}
+	8, {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID, INT8OID}
 };
+/* the one-statement group of one server, whose every home is 0 */
 static BookingPlan group_missing_plan = {
 	"SELECT u.id FROM pg_catalog.unnest($1) AS u(id) WHERE NOT EXISTS ("
-	"SELECT 1 FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) u.id) "
+	"SELECT 1 FROM booking.resources r WHERE r.home OPERATOR(pg_catalog.=) 0 "
+	"AND r.id OPERATOR(pg_catalog.=) u.id) "
 	"ORDER BY u.id LIMIT 1",
 	1, {INT8ARRAYOID}
 };
 static BookingPlan group_conflict_plan = {
 	"SELECT b.resource_id FROM booking.bookings b "
-	"WHERE b.resource_id OPERATOR(pg_catalog.=) ANY ($1) AND " BLOCKING("b")
-	" ORDER BY b.resource_id LIMIT 1",
+	"WHERE b.home OPERATOR(pg_catalog.=) 0 AND b.resource_id OPERATOR(pg_catalog.=) ANY ($1) AND "
+	BLOCKING("b") " ORDER BY b.resource_id LIMIT 1",
 	3, {INT8ARRAYOID, TSTZRANGEOID, TSTZRANGEOID}
 };
 static BookingPlan next_id_plan = {
@@ -71,8 +77,8 @@ static BookingPlan next_id_plan = {
 };
 static BookingPlan group_insert_plan = {
 	"INSERT INTO booking.bookings "
-	"(id, resource_id, guest, quantity, during, status, expires_at, created_at, validity, group_id) "
-	"SELECT CASE WHEN u.ord OPERATOR(pg_catalog.=) 1 THEN $7 "
+	"(home, id, resource_id, guest, quantity, during, status, expires_at, created_at, validity, group_id) "
+	"SELECT 0, CASE WHEN u.ord OPERATOR(pg_catalog.=) 1 THEN $7 "
 	"ELSE pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass) END, "
 	"u.id, $2, 1, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
 	"ELSE 'pending'::booking.status END, $4, $5, $6, $7 "
@@ -81,28 +87,31 @@ static BookingPlan group_insert_plan = {
 	7, {INT8ARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID}
 };
 static BookingPlan pool_exists_plan = {
-	"SELECT 1 FROM booking.resources WHERE id OPERATOR(pg_catalog.=) $1", 1, {INT8OID}
+	"SELECT 1 FROM booking.resources WHERE home OPERATOR(pg_catalog.=) $4 "
+	"AND id OPERATOR(pg_catalog.=) $1", 4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID}
 };
 
+/* a pool's units live in its shard: one home */
 static BookingPlan pool_units_plan = {
-	"SELECT r.id FROM booking.resources r "
-	"WHERE r.pool_id OPERATOR(pg_catalog.=) $1 ORDER BY r.id",
-	1, {INT8OID}
+	"SELECT r.id FROM booking.resources r WHERE r.home OPERATOR(pg_catalog.=) $4 "
+	"AND r.pool_id OPERATOR(pg_catalog.=) $1 ORDER BY r.id",
+	4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID}
 };
 
 /* the units of a pool that were free in the latest committed state */
 static BookingPlan free_units_plan = {
-	"SELECT r.id FROM booking.resources r "
-	"WHERE r.pool_id OPERATOR(pg_catalog.=) $1 "
-	"AND NOT EXISTS (SELECT 1 FROM booking.bookings b "
-	"WHERE b.resource_id OPERATOR(pg_catalog.=) r.id AND " BLOCKING("b") ") "
+	"SELECT r.id FROM booking.resources r WHERE r.home OPERATOR(pg_catalog.=) $4 "
+	"AND r.pool_id OPERATOR(pg_catalog.=) $1 "
+	"AND NOT EXISTS (SELECT 1 FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $4 "
+	"AND b.resource_id OPERATOR(pg_catalog.=) r.id AND " BLOCKING("b") ") "
 	"ORDER BY r.id",
-	3, {INT8OID, TSTZRANGEOID, TSTZRANGEOID}
+	4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID}
 };
 
 typedef struct StayRequest
 {
 	int64		resource;		/* the resource, or the pool for _any */
+	int64		home;			/* its home (shard.c); a group's lowest resource's */
 	ArrayType  *resources;		/* reserve_stays: sorted ids */
 	int			nresources;
 	text	   *guest;
@@ -129,8 +138,9 @@ PrepareStay(StayRequest *req)
 static int64
 InsertStay(StayRequest *req, int64 resource)
 {
-	Datum		values[6];
-	char		nulls[6] = "      ";
+	Datum		values[8];
+	char		nulls[8] = "        ";
+	int64		home = BookingHome(resource);
 
 	values[0] = Int64GetDatum(resource);
 	values[1] = PointerGetDatum(req->guest);
@@ -140,6 +150,12 @@ InsertStay(StayRequest *req, int64 resource)
 		nulls[3] = 'n';
 	values[4] = TimestampTzGetDatum(req->now);
 	values[5] = req->validity;
+	values[6] = Int64GetDatum(home);
+	/* on Citus the booking's id is drawn to land in the resource's shard */
+	if (BookingDistributed())
+		values[7] = Int64GetDatum(BookingNewId("bookings_id_seq", home));
+	else
+		nulls[7] = 'n';
 	if (BookingExecute(&insert_plan, values, nulls, false, 1) == 0)
 		return -1;
 	return BookingGetInt64(0, 1, NULL);
@@ -177,7 +193,8 @@ static void
 ReserveStayBody(void *state, BookingResult *res)
 {
 	StayRequest *req = (StayRequest *) state;
-	Datum		values[3] = {Int64GetDatum(req->resource), req->during, req->validity};
+	Datum		values[4] = {Int64GetDatum(req->resource), req->during, req->validity,
+	Int64GetDatum(req->home)};
 	BookingResource r;
 	BookingLockOutcome outcome;
 	int64		booking_id;
@@ -388,7 +405,8 @@ static void
 ReserveStayAnyBody(void *state, BookingResult *res)
 {
 	StayRequest *req = (StayRequest *) state;
-	Datum		values[3];
+	Datum		values[4] = {Int64GetDatum(req->resource), req->during, req->validity,
+	Int64GetDatum(req->home)};
 	int64	   *units;
 	bool	   *tried;
 	int			nunits;
@@ -396,7 +414,6 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 	int64		busy_unit = 0;
 	bool		retry = false;
 
-	values[0] = Int64GetDatum(req->resource);
 	if (BookingExecuteLatest(&pool_exists_plan, values, NULL, 1) == 0)
 	{
 		BookingSetResult(res, BOOKING_NOT_FOUND, -1,
@@ -404,8 +421,6 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 		return;
 	}
 
-	values[1] = req->during;
-	values[2] = req->validity;
 	/* at SERIALIZABLE, skip the read of the GiST pages: try every unit */
 	if (IsolationIsSerializable())
 		nunits = BookingExecuteLatest(&pool_units_plan, values, NULL, 0);
@@ -512,6 +527,7 @@ RunStayCall(FunctionCallInfo fcinfo, StayRequest *req, const char *fn,
 		call.request = StayRequestString(fn, target, req);
 	call.timeout_ms = req->timeout_ms;
 	call.resource = req->resource;
+	call.home = req->home;
 	call.now = req->now;
 	call.body = body;
 	call.state = req;
@@ -530,6 +546,7 @@ booking_reserve_stay(PG_FUNCTION_ARGS)
 
 	memset(&req, 0, sizeof(req));
 	req.resource = BookingArgId(fcinfo, 0, "resource");
+	req.home = BookingHome(req.resource);
 	ReadStayArgs(fcinfo, &req);
 	return RunStayCall(fcinfo, &req, "reserve_stay",
 					   psprintf(INT64_FORMAT, req.resource), ReserveStayBody);
@@ -606,6 +623,7 @@ booking_reserve_stays(PG_FUNCTION_ARGS)
 	req.resources = construct_array(sorted, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 	req.nresources = n;
 	req.resource = ids[0];
+	req.home = BookingHome(req.resource);
 	ReadStayArgs(fcinfo, &req);
 	return RunStayCall(fcinfo, &req, "reserve_stays", target.data, ReserveStaysBody);
 }
@@ -620,6 +638,7 @@ booking_reserve_stay_any(PG_FUNCTION_ARGS)
 
 	memset(&req, 0, sizeof(req));
 	req.resource = BookingArgId(fcinfo, 0, "pool");
+	req.home = BookingHome(req.resource);
 	ReadStayArgs(fcinfo, &req);
 	return RunStayCall(fcinfo, &req, "reserve_stay_any",
 					   psprintf(INT64_FORMAT, req.resource), ReserveStayAnyBody);
