@@ -38,3 +38,109 @@ ALTER TABLE booking.resource_stripes DROP CONSTRAINT resource_stripes_pkey,
 
 ALTER TABLE booking.idempotency_keys DROP CONSTRAINT idempotency_keys_pkey,
     ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (home, key);
+
+------------------------------------------------------------------------------
+-- scale-out on Citus (docs/scale-out.md)
+------------------------------------------------------------------------------
+
+CREATE FUNCTION booking.distribute(shard_count integer DEFAULT 32)
+    RETURNS text
+    AS 'MODULE_PATHNAME', 'booking_distribute'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION booking.distribute(integer) IS
+'on a Citus coordinator: distributes the booking tables by home over shard_count shards and routes every call to the node that holds its shard';
+
+-- The twins: booking.shard_<name> runs booking.<name> on the node that holds
+-- home's shard.  distribute() registers them with Citus (distributed by
+-- home, force_delegation); booking.<name> calls them.  Do not call them.
+
+CREATE FUNCTION booking.shard_reserve_seat(resource bigint, guest text, quantity integer, hold interval, idempotency_key text, lock_timeout interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_reserve_seat'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_reserve_seat(bigint, text, integer, interval, text, interval, bigint) IS
+'internal: booking.reserve_seat on the node that holds the shard of home (Citus); call booking.reserve_seat';
+
+CREATE FUNCTION booking.shard_reserve_stay(resource bigint, guest text, during tstzrange, hold interval, idempotency_key text, lock_timeout interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_reserve_stay'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_reserve_stay(bigint, text, tstzrange, interval, text, interval, bigint) IS
+'internal: booking.reserve_stay on the node that holds the shard of home (Citus); call booking.reserve_stay';
+
+CREATE FUNCTION booking.shard_reserve_stays(resources bigint[], guest text, during tstzrange, hold interval, idempotency_key text, lock_timeout interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_reserve_stays'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_reserve_stays(bigint[], text, tstzrange, interval, text, interval, bigint) IS
+'internal: booking.reserve_stays on the node that holds the shard of home (Citus); call booking.reserve_stays';
+
+CREATE FUNCTION booking.shard_reserve_stay_any(pool bigint, guest text, during tstzrange, hold interval, idempotency_key text, lock_timeout interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_reserve_stay_any'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_reserve_stay_any(bigint, text, tstzrange, interval, text, interval, bigint) IS
+'internal: booking.reserve_stay_any on the node that holds the shard of home (Citus); call booking.reserve_stay_any';
+
+CREATE FUNCTION booking.shard_confirm(booking bigint, idempotency_key text, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_confirm'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_confirm(bigint, text, bigint) IS
+'internal: booking.confirm on the node that holds the shard of home (Citus); call booking.confirm';
+
+CREATE FUNCTION booking.shard_cancel(booking bigint, idempotency_key text, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_cancel'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_cancel(bigint, text, bigint) IS
+'internal: booking.cancel on the node that holds the shard of home (Citus); call booking.cancel';
+
+CREATE FUNCTION booking.shard_extend_hold(booking bigint, by interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_extend_hold'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_extend_hold(bigint, interval, bigint) IS
+'internal: booking.extend_hold on the node that holds the shard of home (Citus); call booking.extend_hold';
+
+CREATE FUNCTION booking.shard_extend_hold_until(booking bigint, until timestamptz, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_extend_hold_until'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_extend_hold_until(bigint, timestamptz, bigint) IS
+'internal: booking.extend_hold_until on the node that holds the shard of home (Citus); call booking.extend_hold_until';
+
+CREATE FUNCTION booking.shard_stay_member(resource bigint, guest text, during tstzrange, hold interval,
+        group_id bigint, lock_timeout interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_stay_member'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_stay_member(bigint, text, tstzrange, interval, bigint, interval, bigint) IS
+'internal: one member of a booking.reserve_stays group whose members live on several nodes (Citus)';
+
+CREATE FUNCTION booking.shard_set_capacity(resource bigint, capacity integer, expected_version bigint, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_set_capacity'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_set_capacity(bigint, integer, bigint, bigint) IS
+'internal: booking.set_capacity on the node that holds the shard of home (Citus); call booking.set_capacity';
+
+CREATE FUNCTION booking.shard_set_stripes(resource bigint, stripes integer, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_set_stripes'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_set_stripes(bigint, integer, bigint) IS
+'internal: booking.set_stripes on the node that holds the shard of home (Citus); call booking.set_stripes';
+
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA booking FROM PUBLIC;

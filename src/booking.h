@@ -108,6 +108,7 @@ extern int	BookingExecuteCommitted(BookingPlan *plan, Datum *values, const char 
 extern BookingGuardOutcome BookingRunGuarded(BookingGuardedFn fn, void *arg);
 extern BookingGuardOutcome BookingRunGuardedTry(BookingTryFn fn, void *arg, bool *kept);
 extern BookingGuardOutcome BookingRunGuardedRemote(BookingGuardedFn fn, void *arg);
+extern BookingGuardOutcome BookingRunGuardedRemoteTry(BookingTryFn fn, void *arg, bool *kept);
 extern void BookingNoteSerializableRetry(void);
 extern int	BookingPushLockTimeout(int timeout_ms);
 extern void BookingPopLockTimeout(int nestlevel);
@@ -161,6 +162,23 @@ extern Oid	BookingTableOidIfKnown(BookingTable table);
 extern BookingLockOutcome BookingLockTables(int timeout_ms, bool with_keys);
 extern int	BookingMillisecondsLeft(TimestampTz deadline);
 
+/* route.c: on Citus, a call runs on the node that holds its shard */
+extern bool BookingForwarding(void);
+extern Datum BookingRunOnShard(FunctionCallInfo fcinfo, PGFunction fn);
+extern Datum BookingForward(FunctionCallInfo fcinfo, const char *twin, int64 home, int64 resource);
+extern void BookingCallTwin(const char *twin, int nargs, const Oid *argtypes, Datum *values,
+							const char *nulls, BookingResult *res);
+extern void BookingSetUnreachable(BookingResult *res, int64 id);
+
+/* booking.shard_<name>: the twin of booking.<name> that runs on the shard's node */
+#define BOOKING_SHARD_TWIN(name) \
+	PG_FUNCTION_INFO_V1(booking_shard_##name); \
+	Datum \
+	booking_shard_##name(PG_FUNCTION_ARGS) \
+	{ \
+		return BookingRunOnShard(fcinfo, booking_##name); \
+	}
+
 /* shard.c: where rows live (home 0 on one server; a shard's representative on Citus) */
 extern void BookingShardInit(void);
 extern bool BookingDistributed(void);
@@ -203,6 +221,7 @@ typedef struct BookingKey
 	const char *key;
 	const char *request;
 	LOCKTAG		tag;			/* the key's advisory lock, held while we own it */
+	bool		remote;			/* Citus coordinator: the key's shard is elsewhere */
 } BookingKey;
 
 extern int	booking_idempotency_retention_s;

@@ -359,6 +359,9 @@ RunLifecycleCall(FunctionCallInfo fcinfo, LifecycleRequest *req, const char *fn,
 {
 	BookingCall call;
 
+	if (BookingForwarding())
+		return BookingForward(fcinfo, psprintf("shard_%s", fn), req->home, req->booking);
+
 	memset(&call, 0, sizeof(call));
 	call.key = key;
 	if (key != NULL)
@@ -435,6 +438,10 @@ booking_extend_hold(PG_FUNCTION_ARGS)
 	return RunLifecycleCall(fcinfo, &req, "extend_hold", NULL, ExtendHoldBody);
 }
 
+BOOKING_SHARD_TWIN(confirm)
+BOOKING_SHARD_TWIN(cancel)
+BOOKING_SHARD_TWIN(extend_hold)
+
 /*
  * extend_hold_until(booking, until): an absolute expiry, so that a retried
  * request sets the same expiry again (a retried extend_hold extends twice)
@@ -448,6 +455,8 @@ booking_extend_hold_until(PG_FUNCTION_ARGS)
 	req.until = BookingArgUntil(fcinfo, 1);
 	return RunLifecycleCall(fcinfo, &req, "extend_hold_until", NULL, ExtendHoldUntilBody);
 }
+
+BOOKING_SHARD_TWIN(extend_hold_until)
 
 typedef struct ExpireArgs
 {
@@ -603,6 +612,7 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 	TimestampTz now = GetCurrentTimestamp();
 	int64		expired = 0;
 	int64		purged = 0;
+	int			unreachable = 0;
 	int			nhomes;
 	int64	   *homes;
 
@@ -631,10 +641,7 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 		{
 			if (BookingRunGuardedRemote(ExpireHome, &ha) == BOOKING_GUARD_UNREACHABLE)
 			{
-				ereport(WARNING,
-						(errcode(ERRCODE_CONNECTION_FAILURE),
-						 errmsg("hold_expire skipped the shard of home %lld: its node is unreachable",
-								(long long) homes[i])));
+				unreachable++;
 				continue;
 			}
 		}
@@ -644,6 +651,11 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 		purged += ha.purged;
 	}
 	SPI_finish();
+	if (unreachable > 0)
+		ereport(WARNING,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("hold_expire skipped %d of %d shards: their node cannot be reached", unreachable, nhomes),
+				 errdetail("Lapsed holds there still block no one; they are expired once the node is back.")));
 
 	PG_RETURN_INT64(expired);
 }

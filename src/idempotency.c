@@ -52,6 +52,8 @@
 
 int			booking_idempotency_retention_s = 86400;
 
+static BookingKeyClaim ClaimKeyRemote(BookingKey *key, int timeout_ms, BookingResult *res);
+
 static BookingPlan store_plan = {
 	"INSERT INTO booking.idempotency_keys "
 	"(home, key, request, ok, code, booking_id, http_status, message, created_at) "
@@ -303,6 +305,9 @@ BookingClaimKey(BookingKey *key, int timeout_ms, TimestampTz now, BookingResult 
 	TimestampTz deadline = 0;
 
 	KeyLockTag(key->key, &key->tag);
+	key->remote = false;
+	if (BookingDistributed() && !OidIsValid(BookingLocalShard(BOOKING_TABLE_KEYS, key->home)))
+		return ClaimKeyRemote(key, timeout_ms, res);
 	for (int round = 0; round < BOOKING_KEY_MAX_ROUNDS; round++)
 	{
 		TransactionId xwait = InvalidTransactionId;
@@ -360,7 +365,58 @@ BookingFinishKey(BookingKey *key, const BookingResult *res, TimestampTz now)
 		values[8] = Int64GetDatum(key->home);
 		(void) BookingExecute(&store_plan, values, nulls, false, 0);
 	}
-	LockRelease(&key->tag, ExclusiveLock, false);
+	if (!key->remote)
+		LockRelease(&key->tag, ExclusiveLock, false);
+}
+
+/*
+ * The look-up on a Citus coordinator, for a group whose members live on
+ * several nodes: the key's shard is elsewhere, so it reads the committed
+ * rows through the executor.  The key's lock is then held to commit (only
+ * such groups run here, so they see each other through it).
+ */
+static BookingPlan remote_probe_plan = {
+	"SELECT request, code, booking_id, http_status, message FROM booking.idempotency_keys "
+	"WHERE home OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2",
+	2, {INT8OID, TEXTOID}
+};
+
+static BookingKeyClaim
+ClaimKeyRemote(BookingKey *key, int timeout_ms, BookingResult *res)
+{
+	TimestampTz deadline = 0;
+	BookingLockOutcome outcome = BOOKING_LOCKED;
+	Datum		values[2] = {Int64GetDatum(key->home), CStringGetTextDatum(key->key)};
+	char	   *code_name;
+	BookingCode code;
+	bool		isnull;
+	int64		booking_id;
+
+	key->remote = true;
+	if (LockAcquire(&key->tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		outcome = WaitBounded(WaitForKeyLock, &key->tag, timeout_ms, &deadline);
+	if (outcome != BOOKING_LOCKED)
+		return outcome == BOOKING_LOCK_BUSY ? BOOKING_KEY_BUSY : BOOKING_KEY_RETRY;
+	if (BookingExecuteLatest(&remote_probe_plan, values, NULL, 1) == 0)
+		return BOOKING_KEY_OWNED;
+	if (strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), key->request) != 0)
+	{
+		BookingSetResult(res, BOOKING_IDEMPOTENCY_MISMATCH, -1,
+						 "This idempotency key was already used for a different request; use a new key for a new request.");
+		return BOOKING_KEY_REPLAYED;
+	}
+	code_name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	if (strcmp(code_name, "ok") == 0)
+		code = BookingGetInt32(0, 4, NULL) == 201 ? BOOKING_CREATED : BOOKING_DONE;
+	else if (!BookingCodeFromName(code_name, &code))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("unknown result code \"%s\" stored for an idempotency key", code_name)));
+	booking_id = BookingGetInt64(0, 3, &isnull);
+	BookingSetResult(res, code, isnull ? -1 : booking_id, "%s",
+					 SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 5));
+	res->replayed = true;
+	return BOOKING_KEY_REPLAYED;
 }
 
 /* Deletes up to batch keys older than booking.idempotency_retention. */

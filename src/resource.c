@@ -243,6 +243,8 @@ booking_set_capacity(PG_FUNCTION_ARGS)
 	req.capacity = CheckCapacity(fcinfo, 1, 0);
 	req.expected_version = BookingArgId(fcinfo, 2, "expected_version");
 	req.now = GetCurrentTimestamp();
+	if (BookingForwarding())
+		return BookingForward(fcinfo, "shard_set_capacity", BookingHome(req.resource), req.resource);
 
 	memset(&call, 0, sizeof(call));
 	call.timeout_ms = booking_lock_timeout_ms;
@@ -253,6 +255,8 @@ booking_set_capacity(PG_FUNCTION_ARGS)
 
 	PG_RETURN_DATUM(BookingCallDatum(fcinfo, &call));
 }
+
+BOOKING_SHARD_TWIN(set_capacity)
 
 /*
  * seats_left(resource): capacity minus the seats of pending and confirmed

@@ -49,7 +49,7 @@ static BookingPlan insert_plan = {
  */
 #define LAPSED_SEATS \
 	"EXISTS (SELECT 1 FROM booking.bookings b " \
-	"WHERE b.home OPERATOR(pg_catalog.=) r.home AND b.resource_id OPERATOR(pg_catalog.=) $1 " \
+	"WHERE b.home OPERATOR(pg_catalog.=) $4 AND b.resource_id OPERATOR(pg_catalog.=) $1 " \
 	"AND b.status OPERATOR(pg_catalog.=) 'pending'::booking.status " \
 	"AND b.expires_at OPERATOR(pg_catalog.<=) $2 AND b.during IS NULL)"
 
@@ -507,6 +507,8 @@ booking_reserve_seat(PG_FUNCTION_ARGS)
 	key = BookingArgKey(fcinfo, 4);
 	req.timeout_ms = BookingArgLockTimeout(fcinfo, 5);
 	req.now = GetCurrentTimestamp();
+	if (BookingForwarding())
+		return BookingForward(fcinfo, "shard_reserve_seat", req.home, req.resource);
 
 	memset(&call, 0, sizeof(call));
 	call.key = key;
@@ -529,3 +531,5 @@ booking_reserve_seat(PG_FUNCTION_ARGS)
 
 	PG_RETURN_DATUM(BookingCallDatum(fcinfo, &call));
 }
+
+BOOKING_SHARD_TWIN(reserve_seat)

@@ -296,3 +296,10 @@ BookingRunGuardedRemote(BookingGuardedFn fn, void *arg)
 
 	return RunGuarded(RunKeepAll, &k, NULL, true);
 }
+
+/* BookingRunGuardedTry for work that crosses to another node */
+BookingGuardOutcome
+BookingRunGuardedRemoteTry(BookingTryFn fn, void *arg, bool *kept)
+{
+	return RunGuarded(fn, arg, kept, true);
+}

@@ -467,6 +467,8 @@ booking_set_stripes(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("stripes must be between 0 and %d", BOOKING_MAX_STRIPES),
 				 errdetail("The stripes given are %d.", req.stripes)));
+	if (BookingForwarding())
+		return BookingForward(fcinfo, "shard_set_stripes", BookingHome(req.resource), req.resource);
 
 	memset(&call, 0, sizeof(call));
 	call.timeout_ms = booking_lock_timeout_ms;
@@ -477,3 +479,5 @@ booking_set_stripes(PG_FUNCTION_ARGS)
 
 	PG_RETURN_DATUM(BookingCallDatum(fcinfo, &call));
 }
+
+BOOKING_SHARD_TWIN(set_stripes)
