@@ -70,11 +70,18 @@ COMMENT ON TYPE booking.result IS
 CREATE SEQUENCE booking.resources_id_seq;
 CREATE SEQUENCE booking.bookings_id_seq;
 
+-- home: the shard a row lives in.  Every table carries it (as its last
+-- column, where 0.4.0 added it), first in every key and constraint, so that the tables can be distributed by it on Citus
+-- (booking.distribute()): a call computes it from the id it was given and
+-- touches one shard.  On one server it is 0 in every row; on Citus it is the
+-- smallest non-negative number that hashes into the row's shard, and ids are
+-- drawn so that a unit lands in its pool's shard and a booking in its
+-- resource's (docs/scale-out.md).
 CREATE TABLE booking.resources (
-    id          bigint PRIMARY KEY DEFAULT pg_catalog.nextval('booking.resources_id_seq'::pg_catalog.regclass),
+    id          bigint NOT NULL DEFAULT pg_catalog.nextval('booking.resources_id_seq'::pg_catalog.regclass),
     name        text NOT NULL,
     capacity    integer NOT NULL,
-    pool_id     bigint NULL REFERENCES booking.resources (id),
+    pool_id     bigint NULL,
     version     bigint NOT NULL DEFAULT 1,
     meta        jsonb NOT NULL DEFAULT '{}',
     -- seats held by pending and confirmed seat bookings; a lapsed hold stays
@@ -83,16 +90,20 @@ CREATE TABLE booking.resources (
     -- 0 or 1: the resource row is the one counter; N > 1: N stripe rows share
     -- the free seats, so concurrent buyers commit in parallel (taken stays 0)
     stripes     integer NOT NULL DEFAULT 0,
+    home        bigint NOT NULL DEFAULT 0,
     -- one constraint, not five: the executor re-reads every CHECK of a table
     -- for each statement, and this row is written by every sale.  The last
     -- term makes a write of taken on a striped resource (say, from a session
     -- still running an older library) fail loudly.
     CONSTRAINT resources_counter_check CHECK (capacity >= 0 AND taken >= 0
         AND taken <= capacity AND stripes >= 0 AND stripes <= 64
-        AND (stripes <= 1 OR taken = 0))
+        AND (stripes <= 1 OR taken = 0)),
+    CONSTRAINT resources_pkey PRIMARY KEY (home, id),
+    -- a unit lives in its pool's shard
+    CONSTRAINT resources_pool_fkey FOREIGN KEY (home, pool_id) REFERENCES booking.resources (home, id)
 ) WITH (fillfactor = 50);   -- room for HOT updates of a hot counter row
 ALTER SEQUENCE booking.resources_id_seq OWNED BY booking.resources.id;
-CREATE INDEX resources_pool_idx ON booking.resources (pool_id, id) WHERE pool_id IS NOT NULL;
+CREATE INDEX resources_pool_idx ON booking.resources (home, pool_id, id) WHERE pool_id IS NOT NULL;
 
 CREATE FUNCTION booking.refuse_resource_delete()
     RETURNS trigger
@@ -107,7 +118,7 @@ CREATE TRIGGER resources_no_orphans AFTER TRUNCATE ON booking.resources
     FOR EACH STATEMENT EXECUTE FUNCTION booking.refuse_resource_delete();
 
 CREATE TABLE booking.bookings (
-    id          bigint PRIMARY KEY DEFAULT pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass),
+    id          bigint NOT NULL DEFAULT pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass),
     -- no foreign key: its check would lock the resource row (FOR KEY SHARE)
     -- on every sale, the one write a striped sale must not make on the hot
     -- row.  The API writes only resources it has read, and resource rows
@@ -124,36 +135,44 @@ CREATE TABLE booking.bookings (
     -- when the row blocks: [created, expires_at) for a hold, [created, infinity)
     -- once confirmed; a lapsed hold stops overlapping newcomers by itself
     validity    tstzrange NOT NULL,
+    home        bigint NOT NULL DEFAULT 0,
     -- one short constraint on the hot insert path (see resources); the API
     -- normalizes during to a non-empty [lower, upper) before it writes
     CONSTRAINT bookings_row_check CHECK (quantity > 0
         AND ((status = 'pending') = (expires_at IS NOT NULL) OR status IN ('cancelled', 'expired'))),
+    CONSTRAINT bookings_pkey PRIMARY KEY (home, id),
     CONSTRAINT bookings_no_overlap EXCLUDE USING gist (
-        resource_id WITH =, during WITH &&, validity WITH &&)
+        home WITH =, resource_id WITH =, during WITH &&, validity WITH &&)
         WHERE (during IS NOT NULL AND status IN ('pending', 'confirmed'))
 );
 ALTER SEQUENCE booking.bookings_id_seq OWNED BY booking.bookings.id;
-CREATE INDEX bookings_pending_idx ON booking.bookings (resource_id, expires_at) WHERE status = 'pending';
-CREATE INDEX bookings_expiry_idx ON booking.bookings (expires_at) WHERE status = 'pending';
-CREATE INDEX bookings_group_idx ON booking.bookings (group_id) WHERE group_id IS NOT NULL;
+CREATE INDEX bookings_pending_idx ON booking.bookings (home, resource_id, expires_at) WHERE status = 'pending';
+CREATE INDEX bookings_expiry_idx ON booking.bookings (home, expires_at) WHERE status = 'pending';
+CREATE INDEX bookings_group_idx ON booking.bookings (home, group_id) WHERE group_id IS NOT NULL;
 
 CREATE TABLE booking.resource_stripes (
-    resource_id bigint NOT NULL REFERENCES booking.resources (id),
+    resource_id bigint NOT NULL,
     stripe      integer NOT NULL,
     free        integer NOT NULL,
-    PRIMARY KEY (resource_id, stripe),
+    home        bigint NOT NULL DEFAULT 0,
+    CONSTRAINT resource_stripes_pkey PRIMARY KEY (home, resource_id, stripe),
+    CONSTRAINT resource_stripes_resource_fkey FOREIGN KEY (home, resource_id)
+        REFERENCES booking.resources (home, id),
     CONSTRAINT resource_stripes_check CHECK (stripe >= 0 AND free >= 0)
 ) WITH (fillfactor = 50);   -- room for HOT updates of hot counter rows
 
+-- on Citus a key lives in the shard of the call that stored it
 CREATE TABLE booking.idempotency_keys (
-    key         text COLLATE "C" PRIMARY KEY CHECK (pg_catalog.octet_length(key) BETWEEN 1 AND 255),
+    key         text COLLATE "C" NOT NULL CHECK (pg_catalog.octet_length(key) BETWEEN 1 AND 255),
     request     text NOT NULL,
     ok          boolean NOT NULL,
     code        text NOT NULL,
     booking_id  bigint NULL,
     http_status integer NOT NULL,
     message     text NOT NULL,
-    created_at  timestamptz NOT NULL
+    created_at  timestamptz NOT NULL,
+    home        bigint NOT NULL DEFAULT 0,
+    CONSTRAINT idempotency_keys_pkey PRIMARY KEY (home, key)
 );
 -- keys arrive in time order: a BRIN index makes the purge cheap and costs
 -- the hot path almost nothing
@@ -314,6 +333,110 @@ CREATE FUNCTION booking.hold_expire(batch integer DEFAULT 1000)
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.hold_expire(integer) IS
 'moves up to batch lapsed holds to expired, frees their seats, purges old idempotency keys; returns how many holds';
+
+------------------------------------------------------------------------------
+-- scale-out on Citus (docs/scale-out.md)
+------------------------------------------------------------------------------
+
+CREATE FUNCTION booking.distribute(shard_count integer DEFAULT 32)
+    RETURNS text
+    AS 'MODULE_PATHNAME', 'booking_distribute'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION booking.distribute(integer) IS
+'on a Citus coordinator: distributes the booking tables by home over shard_count shards and routes every call to the node that holds its shard';
+
+-- The twins: booking.shard_<name> runs booking.<name> on the node that holds
+-- home's shard.  distribute() registers them with Citus (distributed by
+-- home, force_delegation); booking.<name> calls them.  Do not call them.
+
+CREATE FUNCTION booking.shard_reserve_seat(resource bigint, guest text, quantity integer, hold interval, idempotency_key text, lock_timeout interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_reserve_seat'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_reserve_seat(bigint, text, integer, interval, text, interval, bigint) IS
+'internal: booking.reserve_seat on the node that holds the shard of home (Citus); call booking.reserve_seat';
+
+CREATE FUNCTION booking.shard_reserve_stay(resource bigint, guest text, during tstzrange, hold interval, idempotency_key text, lock_timeout interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_reserve_stay'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_reserve_stay(bigint, text, tstzrange, interval, text, interval, bigint) IS
+'internal: booking.reserve_stay on the node that holds the shard of home (Citus); call booking.reserve_stay';
+
+CREATE FUNCTION booking.shard_reserve_stays(resources bigint[], guest text, during tstzrange, hold interval, idempotency_key text, lock_timeout interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_reserve_stays'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_reserve_stays(bigint[], text, tstzrange, interval, text, interval, bigint) IS
+'internal: booking.reserve_stays on the node that holds the shard of home (Citus); call booking.reserve_stays';
+
+CREATE FUNCTION booking.shard_reserve_stay_any(pool bigint, guest text, during tstzrange, hold interval, idempotency_key text, lock_timeout interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_reserve_stay_any'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_reserve_stay_any(bigint, text, tstzrange, interval, text, interval, bigint) IS
+'internal: booking.reserve_stay_any on the node that holds the shard of home (Citus); call booking.reserve_stay_any';
+
+CREATE FUNCTION booking.shard_confirm(booking bigint, idempotency_key text, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_confirm'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_confirm(bigint, text, bigint) IS
+'internal: booking.confirm on the node that holds the shard of home (Citus); call booking.confirm';
+
+CREATE FUNCTION booking.shard_cancel(booking bigint, idempotency_key text, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_cancel'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_cancel(bigint, text, bigint) IS
+'internal: booking.cancel on the node that holds the shard of home (Citus); call booking.cancel';
+
+CREATE FUNCTION booking.shard_extend_hold(booking bigint, by interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_extend_hold'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_extend_hold(bigint, interval, bigint) IS
+'internal: booking.extend_hold on the node that holds the shard of home (Citus); call booking.extend_hold';
+
+CREATE FUNCTION booking.shard_extend_hold_until(booking bigint, until timestamptz, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_extend_hold_until'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_extend_hold_until(bigint, timestamptz, bigint) IS
+'internal: booking.extend_hold_until on the node that holds the shard of home (Citus); call booking.extend_hold_until';
+
+CREATE FUNCTION booking.shard_stay_member(resource bigint, guest text, during tstzrange, hold interval,
+        group_id bigint, lock_timeout interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_stay_member'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_stay_member(bigint, text, tstzrange, interval, bigint, interval, bigint) IS
+'internal: one member of a booking.reserve_stays group whose members live on several nodes (Citus)';
+
+CREATE FUNCTION booking.shard_set_capacity(resource bigint, capacity integer, expected_version bigint, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_set_capacity'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_set_capacity(bigint, integer, bigint, bigint) IS
+'internal: booking.set_capacity on the node that holds the shard of home (Citus); call booking.set_capacity';
+
+CREATE FUNCTION booking.shard_set_stripes(resource bigint, stripes integer, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_set_stripes'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_set_stripes(bigint, integer, bigint) IS
+'internal: booking.set_stripes on the node that holds the shard of home (Citus); call booking.set_stripes';
 
 -- Nothing is executable by PUBLIC: the documented grants are given to the
 -- application role explicitly (docs/reference.md, Grants).

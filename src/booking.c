@@ -18,6 +18,7 @@ _PG_init(void)
 {
 	BookingLockInit();
 	BookingTablesInit();
+	BookingShardInit();
 	BookingCallInit();
 	BookingIdempotencyInit();
 	BookingWorkerInit();

@@ -83,7 +83,7 @@ typedef struct BookingPlan
 {
 	const char *sql;
 	int			nargs;
-	Oid			argtypes[8];
+	Oid			argtypes[12];
 	SPIPlanPtr	plan;
 } BookingPlan;
 
@@ -92,7 +92,8 @@ typedef enum BookingGuardOutcome
 	BOOKING_GUARD_DONE,
 	BOOKING_GUARD_BUSY,			/* 55P03: lock_timeout or NOWAIT */
 	BOOKING_GUARD_RETRY,		/* 40001 or 40P01 */
-	BOOKING_GUARD_OVERLAP		/* 23P01 of bookings_no_overlap */
+	BOOKING_GUARD_OVERLAP,		/* 23P01 of bookings_no_overlap */
+	BOOKING_GUARD_UNREACHABLE	/* class 08 (Citus: a node is down); remote guards only */
 } BookingGuardOutcome;
 
 typedef void (*BookingGuardedFn) (void *arg);
@@ -106,6 +107,8 @@ extern int	BookingExecuteCommitted(BookingPlan *plan, Datum *values, const char 
 									long tcount);
 extern BookingGuardOutcome BookingRunGuarded(BookingGuardedFn fn, void *arg);
 extern BookingGuardOutcome BookingRunGuardedTry(BookingTryFn fn, void *arg, bool *kept);
+extern BookingGuardOutcome BookingRunGuardedRemote(BookingGuardedFn fn, void *arg);
+extern BookingGuardOutcome BookingRunGuardedRemoteTry(BookingTryFn fn, void *arg, bool *kept);
 extern void BookingNoteSerializableRetry(void);
 extern int	BookingPushLockTimeout(int timeout_ms);
 extern void BookingPopLockTimeout(int nestlevel);
@@ -126,6 +129,7 @@ typedef enum BookingLockOutcome
 typedef struct BookingResource
 {
 	int64		id;
+	int64		home;			/* where its rows live (shard.c) */
 	int32		capacity;
 	int32		taken;			/* unused (0) when striped */
 	int64		version;
@@ -154,8 +158,34 @@ typedef enum BookingTable
 
 extern void BookingTablesInit(void);
 extern Oid	BookingTableOid(BookingTable table);
+extern Oid	BookingTableOidIfKnown(BookingTable table);
 extern BookingLockOutcome BookingLockTables(int timeout_ms, bool with_keys);
 extern int	BookingMillisecondsLeft(TimestampTz deadline);
+
+/* route.c: on Citus, a call runs on the node that holds its shard */
+extern bool BookingForwarding(void);
+extern Datum BookingRunOnShard(FunctionCallInfo fcinfo, PGFunction fn);
+extern Datum BookingForward(FunctionCallInfo fcinfo, const char *twin, int64 home, int64 resource);
+extern void BookingCallTwin(const char *twin, int nargs, const Oid *argtypes, Datum *values,
+							const char *nulls, BookingResult *res);
+extern void BookingSetUnreachable(BookingResult *res, int64 id);
+
+/* booking.shard_<name>: the twin of booking.<name> that runs on the shard's node */
+#define BOOKING_SHARD_TWIN(name) \
+	PG_FUNCTION_INFO_V1(booking_shard_##name); \
+	Datum \
+	booking_shard_##name(PG_FUNCTION_ARGS) \
+	{ \
+		return BookingRunOnShard(fcinfo, booking_##name); \
+	}
+
+/* shard.c: where rows live (home 0 on one server; a shard's representative on Citus) */
+extern void BookingShardInit(void);
+extern bool BookingDistributed(void);
+extern int64 BookingHome(int64 id);
+extern int	BookingAllHomes(int64 **homes);
+extern int64 BookingNewId(const char *seq, int64 home);
+extern Oid	BookingLocalShard(BookingTable table, int64 home);
 
 /* call.c: the frame every mutating call runs in */
 typedef void (*BookingBodyFn) (void *state, BookingResult *res);
@@ -166,6 +196,7 @@ typedef struct BookingCall
 	const char *request;		/* canonical form of the request, for keys */
 	int			timeout_ms;
 	int64		resource;		/* for messages only */
+	int64		home;			/* where the key is stored (shard.c) */
 	TimestampTz now;			/* the time of the call */
 	BookingBodyFn body;
 	void	   *state;
@@ -186,9 +217,11 @@ typedef enum BookingKeyClaim
 
 typedef struct BookingKey
 {
+	int64		home;			/* where the key is stored */
 	const char *key;
 	const char *request;
 	LOCKTAG		tag;			/* the key's advisory lock, held while we own it */
+	bool		remote;			/* Citus coordinator: the key's shard is elsewhere */
 } BookingKey;
 
 extern int	booking_idempotency_retention_s;
@@ -196,24 +229,27 @@ extern void BookingIdempotencyInit(void);
 extern BookingKeyClaim BookingClaimKey(BookingKey *key, int timeout_ms, TimestampTz now,
 									   BookingResult *res);
 extern void BookingFinishKey(BookingKey *key, const BookingResult *res, TimestampTz now);
-extern int64 BookingPurgeKeys(TimestampTz now, int32 batch);
+extern int64 BookingPurgeKeys(int64 home, TimestampTz now, int32 batch);
 extern char *BookingRequestString(const char *fn, int nfields, const char *const *fields);
 
 /*
  * seat.c: the booking row a seat sale writes.  Every statement that takes
  * seats and writes that row in one go numbers its parameters alike: $1 the
  * resource, $2 the quantity, $3 the guest, $4 the hold's expiry (NULL: none),
- * $5 the time of the call, $6 the validity range.  "from" names a CTE that
- * yields one row when the seats were taken, none when they were not (or a
- * one-row subquery, to write the row alone).
+ * $5 the time of the call, $6 the validity range, $7 the resource's home,
+ * $8 the booking's id (NULL: the next of the sequence; on Citus one drawn
+ * to land in the home's shard).  "from" names a CTE that yields one row when
+ * the seats were taken, none when they were not (or a one-row subquery, to
+ * write the row alone).
  */
-#define BOOKING_SEAT_ROW_PARAMS 6
+#define BOOKING_SEAT_ROW_PARAMS 8
 #define BOOKING_SEAT_ROW_TYPES \
-	INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID
+	INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID, INT8OID
 #define BOOKING_INSERT_SEAT_ROW(from) \
 	"INSERT INTO booking.bookings " \
-	"(resource_id, guest, quantity, status, expires_at, created_at, validity) " \
-	"SELECT $1, $3, $2, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status " \
+	"(home, id, resource_id, guest, quantity, status, expires_at, created_at, validity) " \
+	"SELECT $7, COALESCE($8, pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass)), " \
+	"$1, $3, $2, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status " \
 	"ELSE 'pending'::booking.status END, $4, $5, $6 FROM " from " RETURNING id"
 
 /* seat.c: counter upkeep shared with the hold lifecycle */

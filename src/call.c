@@ -118,6 +118,7 @@ RunFrame(void *arg)
 		return;
 	}
 
+	key.home = call->home;
 	key.key = call->key;
 	key.request = call->request;
 	switch (BookingClaimKey(&key, call->timeout_ms, call->now, res))
@@ -176,6 +177,7 @@ BookingRunCall(BookingCall *call, BookingResult *res)
 		case BOOKING_GUARD_DONE:
 			break;
 		case BOOKING_GUARD_BUSY:
+		case BOOKING_GUARD_UNREACHABLE:
 			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, call->resource, call->timeout_ms);
 			break;
 		case BOOKING_GUARD_RETRY:

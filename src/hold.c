@@ -30,49 +30,52 @@ PG_FUNCTION_INFO_V1(booking_extend_hold);
 PG_FUNCTION_INFO_V1(booking_extend_hold_until);
 PG_FUNCTION_INFO_V1(booking_hold_expire);
 
+/* a booking's home: $2 here, the last parameter below */
 static BookingPlan owner_plan = {
-	"SELECT resource_id FROM booking.bookings WHERE id OPERATOR(pg_catalog.=) $1",
-	1, {INT8OID}
+	"SELECT resource_id FROM booking.bookings WHERE home OPERATOR(pg_catalog.=) $2 "
+	"AND id OPERATOR(pg_catalog.=) $1",
+	2, {INT8OID, INT8OID}
 };
 static BookingPlan read_plan = {
 	"SELECT CAST(status AS pg_catalog.text), expires_at, quantity, during IS NULL, created_at "
-	"FROM booking.bookings WHERE id OPERATOR(pg_catalog.=) $1",
-	1, {INT8OID}
+	"FROM booking.bookings WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1",
+	2, {INT8OID, INT8OID}
 };
 static BookingPlan set_status_plan = {
 	"UPDATE booking.bookings SET status = CAST($2 AS booking.status) "
-	"WHERE id OPERATOR(pg_catalog.=) $1",
-	2, {INT8OID, TEXTOID}
+	"WHERE home OPERATOR(pg_catalog.=) $3 AND id OPERATOR(pg_catalog.=) $1",
+	3, {INT8OID, TEXTOID, INT8OID}
 };
 static BookingPlan confirm_plan = {
 	"UPDATE booking.bookings SET status = 'confirmed'::booking.status, expires_at = NULL, "
 	"validity = pg_catalog.tstzrange(created_at, NULL, '[)') "
-	"WHERE id OPERATOR(pg_catalog.=) $1",
-	1, {INT8OID}
+	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1",
+	2, {INT8OID, INT8OID}
 };
 static BookingPlan extend_plan = {
 	"UPDATE booking.bookings SET expires_at = $2, "
 	"validity = pg_catalog.tstzrange(created_at, $2, '[)') "
-	"WHERE id OPERATOR(pg_catalog.=) $1",
-	2, {INT8OID, TIMESTAMPTZOID}
+	"WHERE home OPERATOR(pg_catalog.=) $3 AND id OPERATOR(pg_catalog.=) $1",
+	3, {INT8OID, TIMESTAMPTZOID, INT8OID}
 };
 static BookingPlan lapsed_resources_plan = {
 	"SELECT DISTINCT s.resource_id FROM (SELECT resource_id FROM booking.bookings "
-	"WHERE status OPERATOR(pg_catalog.=) 'pending'::booking.status "
+	"WHERE home OPERATOR(pg_catalog.=) $3 "
+	"AND status OPERATOR(pg_catalog.=) 'pending'::booking.status "
 	"AND expires_at OPERATOR(pg_catalog.<=) $1 ORDER BY expires_at LIMIT $2) AS s "
 	"ORDER BY 1",
-	2, {TIMESTAMPTZOID, INT4OID}
+	3, {TIMESTAMPTZOID, INT4OID, INT8OID}
 };
 static BookingPlan expire_plan = {
 	"WITH e AS (UPDATE booking.bookings SET status = 'expired'::booking.status "
-	"WHERE id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM booking.bookings "
-	"WHERE resource_id OPERATOR(pg_catalog.=) $1 "
+	"WHERE home OPERATOR(pg_catalog.=) $4 AND id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM booking.bookings "
+	"WHERE home OPERATOR(pg_catalog.=) $4 AND resource_id OPERATOR(pg_catalog.=) $1 "
 	"AND status OPERATOR(pg_catalog.=) 'pending'::booking.status "
 	"AND expires_at OPERATOR(pg_catalog.<=) $2 ORDER BY expires_at LIMIT $3)) "
 	"RETURNING quantity, during IS NULL AS seat) "
 	"SELECT pg_catalog.count(*), CAST(COALESCE(pg_catalog.sum(quantity) FILTER (WHERE seat), 0) "
 	"AS pg_catalog.int4) FROM e",
-	3, {INT8OID, TIMESTAMPTZOID, INT4OID}
+	4, {INT8OID, TIMESTAMPTZOID, INT4OID, INT8OID}
 };
 
 typedef enum HoldStatus
@@ -86,6 +89,7 @@ typedef enum HoldStatus
 typedef struct LifecycleRequest
 {
 	int64		booking;
+	int64		home;			/* the booking's, its resource's (shard.c) */
 	int64		by_us;			/* extend_hold */
 	TimestampTz until;			/* extend_hold_until */
 	int			timeout_ms;
@@ -109,7 +113,7 @@ typedef struct LockedBooking
 static bool
 LockBooking(LifecycleRequest *req, LockedBooking *b, BookingResult *res)
 {
-	Datum		values[1] = {Int64GetDatum(req->booking)};
+	Datum		values[2] = {Int64GetDatum(req->booking), Int64GetDatum(req->home)};
 	BookingLockOutcome outcome;
 	char	   *status;
 	bool		isnull;
@@ -160,7 +164,8 @@ LockBooking(LifecycleRequest *req, LockedBooking *b, BookingResult *res)
 static void
 SetStatus(int64 booking, const char *status)
 {
-	Datum		values[2] = {Int64GetDatum(booking), CStringGetTextDatum(status)};
+	Datum		values[3] = {Int64GetDatum(booking), CStringGetTextDatum(status),
+	Int64GetDatum(BookingHome(booking))};
 
 	(void) BookingExecute(&set_status_plan, values, NULL, false, 0);
 }
@@ -234,7 +239,7 @@ ConfirmBody(void *state, BookingResult *res)
 		return;
 	}
 	{
-		Datum		values[1] = {Int64GetDatum(req->booking)};
+		Datum		values[2] = {Int64GetDatum(req->booking), Int64GetDatum(req->home)};
 
 		(void) BookingExecute(&confirm_plan, values, NULL, false, 0);
 	}
@@ -299,7 +304,7 @@ LockLiveHold(LifecycleRequest *req, LockedBooking *b, BookingResult *res)
 static void
 SetHoldUntil(LifecycleRequest *req, TimestampTz until, BookingResult *res)
 {
-	Datum		values[2];
+	Datum		values[3];
 
 	if (until <= req->now)
 		ereport(ERROR,
@@ -313,6 +318,7 @@ SetHoldUntil(LifecycleRequest *req, TimestampTz until, BookingResult *res)
 				 errmsg("until must be at most 3660 days after the time of the call")));
 	values[0] = Int64GetDatum(req->booking);
 	values[1] = TimestampTzGetDatum(until);
+	values[2] = Int64GetDatum(req->home);
 	(void) BookingExecute(&extend_plan, values, NULL, false, 0);
 	BookingSetResult(res, BOOKING_DONE, req->booking,
 					 "The hold on booking %lld now lasts until %s.",
@@ -353,6 +359,9 @@ RunLifecycleCall(FunctionCallInfo fcinfo, LifecycleRequest *req, const char *fn,
 {
 	BookingCall call;
 
+	if (BookingForwarding())
+		return BookingForward(fcinfo, psprintf("shard_%s", fn), req->home, req->booking);
+
 	memset(&call, 0, sizeof(call));
 	call.key = key;
 	if (key != NULL)
@@ -362,6 +371,7 @@ RunLifecycleCall(FunctionCallInfo fcinfo, LifecycleRequest *req, const char *fn,
 		call.request = BookingRequestString(fn, 1, fields);
 	}
 	call.timeout_ms = req->timeout_ms;
+	call.home = req->home;
 	call.now = req->now;
 	call.body = body;
 	call.state = req;
@@ -374,6 +384,7 @@ ReadLifecycleArgs(FunctionCallInfo fcinfo, LifecycleRequest *req)
 {
 	memset(req, 0, sizeof(*req));
 	req->booking = BookingArgId(fcinfo, 0, "booking");
+	req->home = BookingHome(req->booking);
 	req->timeout_ms = booking_lock_timeout_ms;
 	req->now = GetCurrentTimestamp();
 }
@@ -427,6 +438,10 @@ booking_extend_hold(PG_FUNCTION_ARGS)
 	return RunLifecycleCall(fcinfo, &req, "extend_hold", NULL, ExtendHoldBody);
 }
 
+BOOKING_SHARD_TWIN(confirm)
+BOOKING_SHARD_TWIN(cancel)
+BOOKING_SHARD_TWIN(extend_hold)
+
 /*
  * extend_hold_until(booking, until): an absolute expiry, so that a retried
  * request sets the same expiry again (a retried extend_hold extends twice)
@@ -440,6 +455,8 @@ booking_extend_hold_until(PG_FUNCTION_ARGS)
 	req.until = BookingArgUntil(fcinfo, 1);
 	return RunLifecycleCall(fcinfo, &req, "extend_hold_until", NULL, ExtendHoldUntilBody);
 }
+
+BOOKING_SHARD_TWIN(extend_hold_until)
 
 typedef struct ExpireArgs
 {
@@ -455,7 +472,7 @@ ExpireResource(void *arg)
 {
 	ExpireArgs *ea = (ExpireArgs *) arg;
 	BookingResource r;
-	Datum		values[3];
+	Datum		values[4];
 	int32		seats;
 	int32		stripe = 0;
 
@@ -468,6 +485,7 @@ ExpireResource(void *arg)
 	values[0] = Int64GetDatum(ea->resource);
 	values[1] = TimestampTzGetDatum(ea->now);
 	values[2] = Int32GetDatum(ea->limit);
+	values[3] = Int64GetDatum(r.home);
 	(void) BookingExecute(&expire_plan, values, NULL, false, 1);
 	ea->expired = BookingGetInt64(0, 1, NULL);
 	seats = BookingGetInt32(0, 2, NULL);
@@ -479,8 +497,10 @@ ExpireResource(void *arg)
 
 typedef struct PurgeArgs
 {
+	int64		home;
 	TimestampTz now;
 	int32		batch;
+	int64		purged;
 } PurgeArgs;
 
 static void
@@ -488,7 +508,64 @@ PurgeKeys(void *arg)
 {
 	PurgeArgs  *pa = (PurgeArgs *) arg;
 
-	(void) BookingPurgeKeys(pa->now, pa->batch);
+	pa->purged = BookingPurgeKeys(pa->home, pa->now, pa->batch);
+}
+
+/* the work of hold_expire in one home (shard.c): on one server, all of it */
+typedef struct HomeArgs
+{
+	int64		home;
+	TimestampTz now;
+	int32		batch;			/* holds left to expire */
+	int32		keys;			/* keys left to purge */
+	int64		expired;
+	int64		purged;
+} HomeArgs;
+
+static void
+ExpireHome(void *arg)
+{
+	HomeArgs   *ha = (HomeArgs *) arg;
+	Datum		values[3];
+	int			nres;
+	int64	   *resources;
+
+	values[0] = TimestampTzGetDatum(ha->now);
+	values[1] = Int32GetDatum(ha->batch);
+	values[2] = Int64GetDatum(ha->home);
+	nres = BookingExecute(&lapsed_resources_plan, values, NULL, false, 0);
+	resources = palloc(sizeof(int64) * Max(nres, 1));
+	for (int i = 0; i < nres; i++)
+		resources[i] = BookingGetInt64(i, 1, NULL);
+
+	for (int i = 0; i < nres && ha->expired < ha->batch; i++)
+	{
+		ExpireArgs	ea = {resources[i], ha->now, (int32) (ha->batch - ha->expired), 0};
+
+		/*
+		 * Under a snapshot isolation level a resource changed after the
+		 * snapshot fails with a serialization error: skip it, as if locked.
+		 */
+		if (IsolationUsesXactSnapshot())
+		{
+			if (BookingRunGuarded(ExpireResource, &ea) != BOOKING_GUARD_DONE)
+				continue;
+		}
+		else
+			ExpireResource(&ea);
+		ha->expired += ea.expired;
+	}
+
+	if (ha->keys > 0)
+	{
+		PurgeArgs	pa = {ha->home, ha->now, ha->keys, 0};
+
+		if (IsolationUsesXactSnapshot())
+			(void) BookingRunGuarded(PurgeKeys, &pa);
+		else
+			PurgeKeys(&pa);
+		ha->purged = pa.purged;
+	}
 }
 
 typedef struct TablesArgs
@@ -534,9 +611,10 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 	int32		batch = PG_ARGISNULL(0) ? 1000 : PG_GETARG_INT32(0);
 	TimestampTz now = GetCurrentTimestamp();
 	int64		expired = 0;
-	int			nres;
-	int64	   *resources;
-	Datum		values[2];
+	int64		purged = 0;
+	int			unreachable = 0;
+	int			nhomes;
+	int64	   *homes;
 
 	if (batch <= 0)
 		ereport(ERROR,
@@ -553,40 +631,31 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 						booking_lock_timeout_ms),
 				 errdetail("Another transaction holds a conflicting lock on one of them (a schema change, VACUUM FULL or LOCK TABLE)."),
 				 errhint("Run booking.hold_expire() again later; the expiry worker does so by itself.")));
-	values[0] = TimestampTzGetDatum(now);
-	values[1] = Int32GetDatum(batch);
-	nres = BookingExecute(&lapsed_resources_plan, values, NULL, false, 0);
-	resources = palloc(sizeof(int64) * Max(nres, 1));
-	for (int i = 0; i < nres; i++)
-		resources[i] = BookingGetInt64(i, 1, NULL);
-
-	for (int i = 0; i < nres && expired < batch; i++)
+	nhomes = BookingAllHomes(&homes);
+	for (int i = 0; i < nhomes && expired < batch; i++)
 	{
-		ExpireArgs	ea = {resources[i], now, (int32) (batch - expired), 0};
+		HomeArgs	ha = {homes[i], now, (int32) (batch - expired), (int32) (batch - purged), 0, 0};
 
-		/*
-		 * Under a snapshot isolation level a resource changed after the
-		 * snapshot fails with a serialization error: skip it, as if locked.
-		 */
-		if (IsolationUsesXactSnapshot())
+		/* on Citus a shard on a node that is down is skipped, and said */
+		if (BookingDistributed())
 		{
-			if (BookingRunGuarded(ExpireResource, &ea) != BOOKING_GUARD_DONE)
+			if (BookingRunGuardedRemote(ExpireHome, &ha) == BOOKING_GUARD_UNREACHABLE)
+			{
+				unreachable++;
 				continue;
+			}
 		}
 		else
-			ExpireResource(&ea);
-		expired += ea.expired;
-	}
-
-	{
-		PurgeArgs	pa = {now, batch};
-
-		if (IsolationUsesXactSnapshot())
-			(void) BookingRunGuarded(PurgeKeys, &pa);
-		else
-			PurgeKeys(&pa);
+			ExpireHome(&ha);
+		expired += ha.expired;
+		purged += ha.purged;
 	}
 	SPI_finish();
+	if (unreachable > 0)
+		ereport(WARNING,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("hold_expire skipped %d of %d shards: their node cannot be reached", unreachable, nhomes),
+				 errdetail("Lapsed holds there still block no one; they are expired once the node is back.")));
 
 	PG_RETURN_INT64(expired);
 }

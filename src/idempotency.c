@@ -52,18 +52,21 @@
 
 int			booking_idempotency_retention_s = 86400;
 
+static BookingKeyClaim ClaimKeyRemote(BookingKey *key, int timeout_ms, BookingResult *res);
+
 static BookingPlan store_plan = {
 	"INSERT INTO booking.idempotency_keys "
-	"(key, request, ok, code, booking_id, http_status, message, created_at) "
-	"VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-	8, {TEXTOID, TEXTOID, BOOLOID, TEXTOID, INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID}
+	"(home, key, request, ok, code, booking_id, http_status, message, created_at) "
+	"VALUES ($9, $1, $2, $3, $4, $5, $6, $7, $8)",
+	9, {TEXTOID, TEXTOID, BOOLOID, TEXTOID, INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, INT8OID}
 };
 static BookingPlan purge_plan = {
-	"DELETE FROM booking.idempotency_keys WHERE key OPERATOR(pg_catalog.=) ANY (ARRAY("
+	"DELETE FROM booking.idempotency_keys WHERE home OPERATOR(pg_catalog.=) $3 "
+	"AND key OPERATOR(pg_catalog.=) ANY (ARRAY("
 	"SELECT key FROM booking.idempotency_keys "
-	"WHERE created_at OPERATOR(pg_catalog.<) $1 "
+	"WHERE home OPERATOR(pg_catalog.=) $3 AND created_at OPERATOR(pg_catalog.<) $1 "
 	"LIMIT $2 FOR UPDATE SKIP LOCKED))",
-	2, {TIMESTAMPTZOID, INT4OID}
+	3, {TIMESTAMPTZOID, INT4OID, INT8OID}
 };
 
 /* the columns the probe reads, found by name */
@@ -71,6 +74,7 @@ typedef struct KeyColumns
 {
 	bool		valid;
 	Oid			relid;
+	AttrNumber	home;
 	AttrNumber	key;
 	AttrNumber	request;
 	AttrNumber	code;
@@ -128,6 +132,7 @@ LoadKeyColumns(Oid relid)
 		return;
 	key_columns.valid = false;
 	key_columns.relid = relid;
+	key_columns.home = KeyColumn(relid, "home", INT8OID);
 	key_columns.key = KeyColumn(relid, "key", TEXTOID);
 	key_columns.request = KeyColumn(relid, "request", TEXTOID);
 	key_columns.code = KeyColumn(relid, "code", TEXTOID);
@@ -190,18 +195,36 @@ ReplayRow(HeapTuple tuple, TupleDesc desc, const char *request, BookingResult *r
  * transactions in progress (*xwait: whom to wait for).
  */
 static KeyState
-ProbeKey(const char *key, const char *request, TransactionId *xwait, BookingResult *res)
+ProbeKey(BookingKey *key, TransactionId *xwait, BookingResult *res)
 {
 	Relation	rel;
+	Oid			relid;
 	Oid			pkey;
 	SysScanDesc scan;
-	ScanKeyData skey;
+	ScanKeyData skey[2];
 	SnapshotData dirty;
 	HeapTuple	tuple;
 	KeyState	state = KEY_ABSENT;
 
+	/*
+	 * On Citus the rows are in this node's shard, not in the (empty) table
+	 * the coordinator knows: a call that reaches here was routed to the node
+	 * that holds its home.
+	 */
+	if (BookingDistributed())
+	{
+		relid = BookingLocalShard(BOOKING_TABLE_KEYS, key->home);
+		if (!OidIsValid(relid))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the idempotency keys of home %lld are not on this node", (long long) key->home),
+					 errhint("Make booking calls through the coordinator; it routes each to the node that holds its shard.")));
+	}
+	else
+		relid = BookingTableOid(BOOKING_TABLE_KEYS);
+
 	/* lock first: invalidations that arrive with the lock are seen below */
-	rel = table_open(BookingTableOid(BOOKING_TABLE_KEYS), AccessShareLock);
+	rel = table_open(relid, AccessShareLock);
 	LoadKeyColumns(RelationGetRelid(rel));
 	pkey = RelationGetPrimaryKeyIndex(rel);
 	if (!OidIsValid(pkey))
@@ -210,9 +233,11 @@ ProbeKey(const char *key, const char *request, TransactionId *xwait, BookingResu
 				 errmsg("booking.idempotency_keys has no primary key")));
 	memset(&dirty, 0, sizeof(dirty));
 	InitDirtySnapshot(dirty);
-	ScanKeyInit(&skey, key_columns.key, BTEqualStrategyNumber, F_TEXTEQ,
-				CStringGetTextDatum(key));
-	scan = systable_beginscan(rel, pkey, true, &dirty, 1, &skey);
+	ScanKeyInit(&skey[0], key_columns.home, BTEqualStrategyNumber, F_INT8EQ,
+				Int64GetDatum(key->home));
+	ScanKeyInit(&skey[1], key_columns.key, BTEqualStrategyNumber, F_TEXTEQ,
+				CStringGetTextDatum(key->key));
+	scan = systable_beginscan(rel, pkey, true, &dirty, 2, skey);
 	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
 	{
 		if (TransactionIdIsValid(dirty.xmin))
@@ -222,7 +247,7 @@ ProbeKey(const char *key, const char *request, TransactionId *xwait, BookingResu
 			state = KEY_IN_FLIGHT;
 			break;
 		}
-		ReplayRow(tuple, RelationGetDescr(rel), request, res);
+		ReplayRow(tuple, RelationGetDescr(rel), key->request, res);
 		state = KEY_STORED;
 		break;
 	}
@@ -280,6 +305,9 @@ BookingClaimKey(BookingKey *key, int timeout_ms, TimestampTz now, BookingResult 
 	TimestampTz deadline = 0;
 
 	KeyLockTag(key->key, &key->tag);
+	key->remote = false;
+	if (BookingDistributed() && !OidIsValid(BookingLocalShard(BOOKING_TABLE_KEYS, key->home)))
+		return ClaimKeyRemote(key, timeout_ms, res);
 	for (int round = 0; round < BOOKING_KEY_MAX_ROUNDS; round++)
 	{
 		TransactionId xwait = InvalidTransactionId;
@@ -291,7 +319,7 @@ BookingClaimKey(BookingKey *key, int timeout_ms, TimestampTz now, BookingResult 
 		if (outcome != BOOKING_LOCKED)
 			return outcome == BOOKING_LOCK_BUSY ? BOOKING_KEY_BUSY : BOOKING_KEY_RETRY;
 
-		state = ProbeKey(key->key, key->request, &xwait, res);
+		state = ProbeKey(key, &xwait, res);
 		if (state == KEY_ABSENT)
 			return BOOKING_KEY_OWNED;
 		LockRelease(&key->tag, ExclusiveLock, false);
@@ -321,8 +349,8 @@ BookingFinishKey(BookingKey *key, const BookingResult *res, TimestampTz now)
 {
 	if (res->code != BOOKING_BUSY && res->code != BOOKING_RETRY)
 	{
-		Datum		values[8];
-		char		nulls[8] = "        ";
+		Datum		values[9];
+		char		nulls[9] = "         ";
 
 		values[0] = CStringGetTextDatum(key->key);
 		values[1] = CStringGetTextDatum(key->request);
@@ -334,19 +362,72 @@ BookingFinishKey(BookingKey *key, const BookingResult *res, TimestampTz now)
 		values[5] = Int32GetDatum(BookingCodeHttpStatus(res->code));
 		values[6] = CStringGetTextDatum(res->message);
 		values[7] = TimestampTzGetDatum(now);
+		values[8] = Int64GetDatum(key->home);
 		(void) BookingExecute(&store_plan, values, nulls, false, 0);
 	}
-	LockRelease(&key->tag, ExclusiveLock, false);
+	if (!key->remote)
+		LockRelease(&key->tag, ExclusiveLock, false);
+}
+
+/*
+ * The look-up on a Citus coordinator, for a group whose members live on
+ * several nodes: the key's shard is elsewhere, so it reads the committed
+ * rows through the executor.  The key's lock is then held to commit (only
+ * such groups run here, so they see each other through it).
+ */
+static BookingPlan remote_probe_plan = {
+	"SELECT request, code, booking_id, http_status, message FROM booking.idempotency_keys "
+	"WHERE home OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2",
+	2, {INT8OID, TEXTOID}
+};
+
+static BookingKeyClaim
+ClaimKeyRemote(BookingKey *key, int timeout_ms, BookingResult *res)
+{
+	TimestampTz deadline = 0;
+	BookingLockOutcome outcome = BOOKING_LOCKED;
+	Datum		values[2] = {Int64GetDatum(key->home), CStringGetTextDatum(key->key)};
+	char	   *code_name;
+	BookingCode code;
+	bool		isnull;
+	int64		booking_id;
+
+	key->remote = true;
+	if (LockAcquire(&key->tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		outcome = WaitBounded(WaitForKeyLock, &key->tag, timeout_ms, &deadline);
+	if (outcome != BOOKING_LOCKED)
+		return outcome == BOOKING_LOCK_BUSY ? BOOKING_KEY_BUSY : BOOKING_KEY_RETRY;
+	if (BookingExecuteLatest(&remote_probe_plan, values, NULL, 1) == 0)
+		return BOOKING_KEY_OWNED;
+	if (strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), key->request) != 0)
+	{
+		BookingSetResult(res, BOOKING_IDEMPOTENCY_MISMATCH, -1,
+						 "This idempotency key was already used for a different request; use a new key for a new request.");
+		return BOOKING_KEY_REPLAYED;
+	}
+	code_name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	if (strcmp(code_name, "ok") == 0)
+		code = BookingGetInt32(0, 4, NULL) == 201 ? BOOKING_CREATED : BOOKING_DONE;
+	else if (!BookingCodeFromName(code_name, &code))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("unknown result code \"%s\" stored for an idempotency key", code_name)));
+	booking_id = BookingGetInt64(0, 3, &isnull);
+	BookingSetResult(res, code, isnull ? -1 : booking_id, "%s",
+					 SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 5));
+	res->replayed = true;
+	return BOOKING_KEY_REPLAYED;
 }
 
 /* Deletes up to batch keys older than booking.idempotency_retention. */
 int64
-BookingPurgeKeys(TimestampTz now, int32 batch)
+BookingPurgeKeys(int64 home, TimestampTz now, int32 batch)
 {
-	Datum		values[2];
+	Datum		values[3];
 
 	values[0] = TimestampTzGetDatum(now - (TimestampTz) booking_idempotency_retention_s * USECS_PER_SEC);
 	values[1] = Int32GetDatum(batch);
+	values[2] = Int64GetDatum(home);
 	return BookingExecute(&purge_plan, values, NULL, false, 0);
 }
 

@@ -31,19 +31,21 @@
 
 int			booking_lock_timeout_ms = 3000;
 
-#define RESOURCE_COLUMNS "SELECT capacity, taken, version, stripes FROM booking.resources WHERE id OPERATOR(pg_catalog.=) $1"
+#define RESOURCE_COLUMNS "SELECT capacity, taken, version, stripes FROM booking.resources " \
+	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1"
 
 static BookingPlan try_lock_plan = {
-	RESOURCE_COLUMNS " FOR NO KEY UPDATE SKIP LOCKED", 1, {INT8OID}
+	RESOURCE_COLUMNS " FOR NO KEY UPDATE SKIP LOCKED", 2, {INT8OID, INT8OID}
 };
 static BookingPlan wait_lock_plan = {
-	RESOURCE_COLUMNS " FOR NO KEY UPDATE", 1, {INT8OID}
+	RESOURCE_COLUMNS " FOR NO KEY UPDATE", 2, {INT8OID, INT8OID}
 };
 static BookingPlan nowait_lock_plan = {
-	RESOURCE_COLUMNS " FOR NO KEY UPDATE NOWAIT", 1, {INT8OID}
+	RESOURCE_COLUMNS " FOR NO KEY UPDATE NOWAIT", 2, {INT8OID, INT8OID}
 };
 static BookingPlan exists_plan = {
-	"SELECT 1 FROM booking.resources WHERE id OPERATOR(pg_catalog.=) $1", 1, {INT8OID}
+	"SELECT 1 FROM booking.resources WHERE home OPERATOR(pg_catalog.=) $2 "
+	"AND id OPERATOR(pg_catalog.=) $1", 2, {INT8OID, INT8OID}
 };
 
 void
@@ -73,12 +75,14 @@ static void
 RunLockStatement(void *arg)
 {
 	LockArgs   *la = (LockArgs *) arg;
-	Datum		values[1] = {Int64GetDatum(la->id)};
+	int64		home = BookingHome(la->id);
+	Datum		values[2] = {Int64GetDatum(la->id), Int64GetDatum(home)};
 
 	la->found = BookingExecute(la->plan, values, NULL, false, 1) == 1;
 	if (la->found)
 	{
 		la->res->id = la->id;
+		la->res->home = home;
 		la->res->capacity = BookingGetInt32(0, 1, NULL);
 		la->res->taken = BookingGetInt32(0, 2, NULL);
 		la->res->version = BookingGetInt64(0, 3, NULL);
@@ -104,6 +108,7 @@ LockOutcomeOf(BookingGuardOutcome outcome)
 		case BOOKING_GUARD_DONE:
 			return BOOKING_LOCKED;
 		case BOOKING_GUARD_BUSY:
+		case BOOKING_GUARD_UNREACHABLE:
 			return BOOKING_LOCK_BUSY;
 		case BOOKING_GUARD_RETRY:
 		case BOOKING_GUARD_OVERLAP:
@@ -165,7 +170,7 @@ BookingWaitGuardedTry(BookingTryFn fn, void *arg, int timeout_ms, bool *kept)
 static bool
 ResourceExists(int64 id)
 {
-	Datum		values[1] = {Int64GetDatum(id)};
+	Datum		values[2] = {Int64GetDatum(id), Int64GetDatum(BookingHome(id))};
 
 	return BookingExecuteLatest(&exists_plan, values, NULL, 1) == 1;
 }

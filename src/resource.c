@@ -29,29 +29,33 @@ PG_FUNCTION_INFO_V1(booking_refuse_resource_delete);
 #define BOOKING_MAX_NAME_BYTES 1024
 
 static BookingPlan exists_plan = {
-	"SELECT 1 FROM booking.resources WHERE id OPERATOR(pg_catalog.=) $1", 1, {INT8OID}
+	"SELECT 1 FROM booking.resources WHERE home OPERATOR(pg_catalog.=) $2 "
+	"AND id OPERATOR(pg_catalog.=) $1", 2, {INT8OID, INT8OID}
 };
+/* $5 the home, $6 the id (NULL: the sequence's next; on Citus drawn by shard.c) */
 static BookingPlan create_plan = {
-	"INSERT INTO booking.resources (name, capacity, pool_id, meta) "
-	"VALUES ($1, $2, $3, $4) RETURNING id",
-	4, {TEXTOID, INT4OID, INT8OID, JSONBOID}
+	"INSERT INTO booking.resources (home, id, name, capacity, pool_id, meta) "
+	"VALUES ($5, COALESCE($6, pg_catalog.nextval('booking.resources_id_seq'::pg_catalog.regclass)), "
+	"$1, $2, $3, $4) RETURNING id",
+	6, {TEXTOID, INT4OID, INT8OID, JSONBOID, INT8OID, INT8OID}
 };
 static BookingPlan set_capacity_plan = {
 	"UPDATE booking.resources SET capacity = $2, taken = $3, "
 	"version = version OPERATOR(pg_catalog.+) 1 "
-	"WHERE id OPERATOR(pg_catalog.=) $1 RETURNING version",
-	3, {INT8OID, INT4OID, INT4OID}
+	"WHERE home OPERATOR(pg_catalog.=) $4 AND id OPERATOR(pg_catalog.=) $1 RETURNING version",
+	4, {INT8OID, INT4OID, INT4OID, INT8OID}
 };
 static BookingPlan seats_left_plan = {
 	"SELECT CAST(CASE WHEN r.stripes OPERATOR(pg_catalog.>) 1 THEN (SELECT COALESCE(pg_catalog.sum(s.free), 0) "
-	"FROM booking.resource_stripes s WHERE s.resource_id OPERATOR(pg_catalog.=) r.id) "
+	"FROM booking.resource_stripes s WHERE s.home OPERATOR(pg_catalog.=) $3 "
+	"AND s.resource_id OPERATOR(pg_catalog.=) $1) "
 	"ELSE r.capacity OPERATOR(pg_catalog.-) r.taken END OPERATOR(pg_catalog.+) COALESCE(("
 	"SELECT pg_catalog.sum(b.quantity) FROM booking.bookings b "
-	"WHERE b.resource_id OPERATOR(pg_catalog.=) r.id "
+	"WHERE b.home OPERATOR(pg_catalog.=) $3 AND b.resource_id OPERATOR(pg_catalog.=) $1 "
 	"AND b.status OPERATOR(pg_catalog.=) 'pending'::booking.status "
 	"AND b.expires_at OPERATOR(pg_catalog.<=) $2 AND b.during IS NULL), 0) AS pg_catalog.int4) "
-	"FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) $1",
-	2, {INT8OID, TIMESTAMPTZOID}
+	"FROM booking.resources r WHERE r.home OPERATOR(pg_catalog.=) $3 AND r.id OPERATOR(pg_catalog.=) $1",
+	3, {INT8OID, TIMESTAMPTZOID, INT8OID}
 };
 
 static int32
@@ -78,9 +82,10 @@ booking_create_resource(PG_FUNCTION_ARGS)
 {
 	text	   *name;
 	int32		capacity;
-	Datum		values[4];
-	char		nulls[4] = "    ";
+	Datum		values[6];
+	char		nulls[6] = "      ";
 	int64		id;
+	int64		home;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -112,12 +117,31 @@ booking_create_resource(PG_FUNCTION_ARGS)
 		values[3] = PG_GETARG_DATUM(3);
 
 	SPI_connect();
-	if (!PG_ARGISNULL(2) &&
-		BookingExecute(&exists_plan, &values[2], NULL, false, 1) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("pool %lld is not an existing resource", (long long) PG_GETARG_INT64(2)),
-				 errhint("Create the pool with booking.create_resource first.")));
+	if (!PG_ARGISNULL(2))
+	{
+		Datum		pool[2] = {values[2], Int64GetDatum(BookingHome(DatumGetInt64(values[2])))};
+
+		if (BookingExecute(&exists_plan, pool, NULL, false, 1) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("pool %lld is not an existing resource", (long long) PG_GETARG_INT64(2)),
+					 errhint("Create the pool with booking.create_resource first.")));
+	}
+
+	/* on Citus a unit is numbered to land in its pool's shard */
+	if (BookingDistributed())
+	{
+		id = BookingNewId("resources_id_seq",
+						  PG_ARGISNULL(2) ? -1 : BookingHome(DatumGetInt64(values[2])));
+		home = BookingHome(id);
+		values[5] = Int64GetDatum(id);
+	}
+	else
+	{
+		home = 0;
+		nulls[5] = 'n';
+	}
+	values[4] = Int64GetDatum(home);
 	(void) BookingExecute(&create_plan, values, nulls, false, 1);
 	id = BookingGetInt64(0, 1, NULL);
 	SPI_finish();
@@ -140,7 +164,7 @@ SetCapacityBody(void *state, BookingResult *res)
 	BookingResource r;
 	BookingLockOutcome outcome;
 	int32		taken;
-	Datum		values[3];
+	Datum		values[4];
 	int64		version;
 
 	outcome = BookingLockResource(req->resource, booking_lock_timeout_ms, &r);
@@ -192,6 +216,7 @@ SetCapacityBody(void *state, BookingResult *res)
 	values[0] = Int64GetDatum(req->resource);
 	values[1] = Int32GetDatum(req->capacity);
 	values[2] = Int32GetDatum(r.stripes > 1 ? 0 : taken);
+	values[3] = Int64GetDatum(r.home);
 	(void) BookingExecute(&set_capacity_plan, values, NULL, false, 1);
 	version = BookingGetInt64(0, 1, NULL);
 	if (r.stripes > 1)
@@ -218,6 +243,8 @@ booking_set_capacity(PG_FUNCTION_ARGS)
 	req.capacity = CheckCapacity(fcinfo, 1, 0);
 	req.expected_version = BookingArgId(fcinfo, 2, "expected_version");
 	req.now = GetCurrentTimestamp();
+	if (BookingForwarding())
+		return BookingForward(fcinfo, "shard_set_capacity", BookingHome(req.resource), req.resource);
 
 	memset(&call, 0, sizeof(call));
 	call.timeout_ms = booking_lock_timeout_ms;
@@ -229,6 +256,8 @@ booking_set_capacity(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(BookingCallDatum(fcinfo, &call));
 }
 
+BOOKING_SHARD_TWIN(set_capacity)
+
 /*
  * seats_left(resource): capacity minus the seats of pending and confirmed
  * bookings, counting lapsed holds as free.  NULL for an unknown resource.
@@ -238,12 +267,13 @@ booking_set_capacity(PG_FUNCTION_ARGS)
 Datum
 booking_seats_left(PG_FUNCTION_ARGS)
 {
-	Datum		values[2];
+	Datum		values[3];
 	bool		found;
 	int32		left = 0;
 
 	values[0] = Int64GetDatum(BookingArgId(fcinfo, 0, "resource"));
 	values[1] = TimestampTzGetDatum(GetCurrentStatementStartTimestamp());
+	values[2] = Int64GetDatum(BookingHome(DatumGetInt64(values[0])));
 
 	SPI_connect();
 	found = BookingExecute(&seats_left_plan, values, NULL, true, 1) == 1;

@@ -26,15 +26,16 @@ PG_FUNCTION_INFO_V1(booking_reserve_seat);
 
 static BookingPlan reclaim_plan = {
 	"WITH lapsed AS (UPDATE booking.bookings SET status = 'expired'::booking.status "
-	"WHERE resource_id OPERATOR(pg_catalog.=) $1 "
+	"WHERE home OPERATOR(pg_catalog.=) $3 AND resource_id OPERATOR(pg_catalog.=) $1 "
 	"AND status OPERATOR(pg_catalog.=) 'pending'::booking.status "
 	"AND expires_at OPERATOR(pg_catalog.<=) $2 AND during IS NULL RETURNING quantity) "
 	"SELECT CAST(COALESCE(pg_catalog.sum(quantity), 0) AS pg_catalog.int4) FROM lapsed",
-	2, {INT8OID, TIMESTAMPTZOID}
+	3, {INT8OID, TIMESTAMPTZOID, INT8OID}
 };
 static BookingPlan write_taken_plan = {
-	"UPDATE booking.resources SET taken = $2 WHERE id OPERATOR(pg_catalog.=) $1",
-	2, {INT8OID, INT4OID}
+	"UPDATE booking.resources SET taken = $2 "
+	"WHERE home OPERATOR(pg_catalog.=) $3 AND id OPERATOR(pg_catalog.=) $1",
+	3, {INT8OID, INT4OID, INT8OID}
 };
 /* the booking row alone, for the paths that take the seats otherwise */
 static BookingPlan insert_plan = {
@@ -48,7 +49,7 @@ static BookingPlan insert_plan = {
  */
 #define LAPSED_SEATS \
 	"EXISTS (SELECT 1 FROM booking.bookings b " \
-	"WHERE b.resource_id OPERATOR(pg_catalog.=) $1 " \
+	"WHERE b.home OPERATOR(pg_catalog.=) $4 AND b.resource_id OPERATOR(pg_catalog.=) $1 " \
 	"AND b.status OPERATOR(pg_catalog.=) 'pending'::booking.status " \
 	"AND b.expires_at OPERATOR(pg_catalog.<=) $2 AND b.during IS NULL)"
 
@@ -58,16 +59,22 @@ static BookingPlan peek_plan = {
 	"THEN " LAPSED_SEATS " ELSE false END, r.stripes, "
 	/* striped: is there a stripe that can serve the quantity alone? */
 	"r.stripes OPERATOR(pg_catalog.>) 1 AND EXISTS (SELECT 1 FROM booking.resource_stripes s "
-	"WHERE s.resource_id OPERATOR(pg_catalog.=) $1 AND s.free OPERATOR(pg_catalog.>=) $3) "
-	"FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) $1",
-	3, {INT8OID, TIMESTAMPTZOID, INT4OID}
+	"WHERE s.home OPERATOR(pg_catalog.=) $4 AND s.resource_id OPERATOR(pg_catalog.=) $1 "
+	"AND s.free OPERATOR(pg_catalog.>=) $3) "
+	"FROM booking.resources r WHERE r.home OPERATOR(pg_catalog.=) $4 AND r.id OPERATOR(pg_catalog.=) $1",
+	4, {INT8OID, TIMESTAMPTZOID, INT4OID, INT8OID}
 };
 
 /* a striped resource no single stripe can serve: the total, and lapsed holds */
 static BookingPlan striped_peek_plan = {
-	"SELECT CAST(COALESCE(pg_catalog.sum(s.free), 0) AS pg_catalog.int4), " LAPSED_SEATS
-	" FROM booking.resource_stripes s WHERE s.resource_id OPERATOR(pg_catalog.=) $1",
-	2, {INT8OID, TIMESTAMPTZOID}
+	"SELECT CAST(COALESCE(pg_catalog.sum(s.free), 0) AS pg_catalog.int4), "
+	"EXISTS (SELECT 1 FROM booking.bookings b "
+	"WHERE b.home OPERATOR(pg_catalog.=) $3 AND b.resource_id OPERATOR(pg_catalog.=) $1 "
+	"AND b.status OPERATOR(pg_catalog.=) 'pending'::booking.status "
+	"AND b.expires_at OPERATOR(pg_catalog.<=) $2 AND b.during IS NULL)"
+	" FROM booking.resource_stripes s WHERE s.home OPERATOR(pg_catalog.=) $3 "
+	"AND s.resource_id OPERATOR(pg_catalog.=) $1",
+	3, {INT8OID, TIMESTAMPTZOID, INT8OID}
 };
 
 /*
@@ -81,11 +88,12 @@ static BookingPlan striped_peek_plan = {
  */
 static BookingPlan take_now_plan = {
 	"WITH l AS (SELECT id, capacity, taken FROM booking.resources "
-	"WHERE id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 "
+	"WHERE home OPERATOR(pg_catalog.=) $7 AND id OPERATOR(pg_catalog.=) $1 "
+	"AND stripes OPERATOR(pg_catalog.<=) 1 "
 	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
 	"FOR NO KEY UPDATE SKIP LOCKED), "
 	"u AS (UPDATE booking.resources r SET taken = l.taken OPERATOR(pg_catalog.+) $2 FROM l "
-	"WHERE r.id OPERATOR(pg_catalog.=) l.id "
+	"WHERE r.home OPERATOR(pg_catalog.=) $7 AND r.id OPERATOR(pg_catalog.=) l.id "
 	"AND CAST(l.taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) l.capacity RETURNING r.taken) "
 	"SELECT (SELECT u.taken FROM u) FROM l",
 	BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}
@@ -98,7 +106,8 @@ static BookingPlan take_now_plan = {
  */
 static BookingPlan take_wait_plan = {
 	"WITH u AS (UPDATE booking.resources SET taken = taken OPERATOR(pg_catalog.+) $2 "
-	"WHERE id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 "
+	"WHERE home OPERATOR(pg_catalog.=) $7 AND id OPERATOR(pg_catalog.=) $1 "
+	"AND stripes OPERATOR(pg_catalog.<=) 1 "
 	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
 	"RETURNING id) " BOOKING_INSERT_SEAT_ROW("u"),
 	BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}
@@ -116,6 +125,7 @@ typedef enum TakeOutcome
 typedef struct SeatRequest
 {
 	int64		resource;
+	int64		home;			/* the resource's (shard.c) */
 	text	   *guest;
 	int32		quantity;
 	bool		has_hold;
@@ -138,9 +148,15 @@ PrepareSeatRow(SeatRequest *req)
 	req->row[3] = TimestampTzGetDatum(req->expires_at);
 	req->row[4] = TimestampTzGetDatum(req->now);
 	req->row[5] = BookingMakeRange(req->now, req->expires_at, !req->has_hold);
+	req->row[6] = Int64GetDatum(req->home);
 	memset(req->row_nulls, ' ', sizeof(req->row_nulls));
 	if (!req->has_hold)
 		req->row_nulls[3] = 'n';
+	/* on Citus the booking's id is drawn to land in the resource's shard */
+	if (BookingDistributed())
+		req->row[7] = Int64GetDatum(BookingNewId("bookings_id_seq", req->home));
+	else
+		req->row_nulls[7] = 'n';
 	req->booking_id = -1;
 }
 
@@ -151,7 +167,8 @@ PrepareSeatRow(SeatRequest *req)
 int32
 BookingReclaimLapsedSeats(int64 resource, TimestampTz now)
 {
-	Datum		values[2] = {Int64GetDatum(resource), TimestampTzGetDatum(now)};
+	Datum		values[3] = {Int64GetDatum(resource), TimestampTzGetDatum(now),
+	Int64GetDatum(BookingHome(resource))};
 
 	(void) BookingExecute(&reclaim_plan, values, NULL, false, 0);
 	return BookingGetInt32(0, 1, NULL);
@@ -161,7 +178,8 @@ BookingReclaimLapsedSeats(int64 resource, TimestampTz now)
 void
 BookingWriteTaken(int64 resource, int32 taken)
 {
-	Datum		values[2] = {Int64GetDatum(resource), Int32GetDatum(taken)};
+	Datum		values[3] = {Int64GetDatum(resource), Int32GetDatum(taken),
+	Int64GetDatum(BookingHome(resource))};
 
 	(void) BookingExecute(&write_taken_plan, values, NULL, false, 0);
 }
@@ -306,6 +324,7 @@ ReclaimAndTake(SeatRequest *req, BookingResult *res)
 		case BOOKING_GUARD_DONE:
 			return taken;
 		case BOOKING_GUARD_BUSY:
+		case BOOKING_GUARD_UNREACHABLE:
 			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource, req->timeout_ms);
 			return false;
 		case BOOKING_GUARD_RETRY:
@@ -349,7 +368,7 @@ AfterTake(SeatRequest *req, TakeOutcome outcome, BookingResult *res)
 static bool
 TakeSeats(SeatRequest *req, BookingResult *res)
 {
-	Datum		values[3];
+	Datum		values[4];
 	int32		capacity;
 	int32		taken;
 	int32		stripes;
@@ -388,6 +407,7 @@ TakeSeats(SeatRequest *req, BookingResult *res)
 	values[0] = Int64GetDatum(req->resource);
 	values[1] = TimestampTzGetDatum(req->now);
 	values[2] = Int32GetDatum(req->quantity);
+	values[3] = Int64GetDatum(req->home);
 	if (BookingExecuteLatest(&peek_plan, values, NULL, 1) == 0)
 	{
 		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource, req->timeout_ms);
@@ -416,6 +436,7 @@ TakeSeats(SeatRequest *req, BookingResult *res)
 	{
 		int32		free;
 
+		values[2] = Int64GetDatum(req->home);
 		(void) BookingExecuteLatest(&striped_peek_plan, values, NULL, 1);
 		free = BookingGetInt32(0, 1, NULL);
 		if (free < req->quantity && !BookingGetBool(0, 2))
@@ -479,12 +500,15 @@ booking_reserve_seat(PG_FUNCTION_ARGS)
 	char	   *key;
 
 	req.resource = BookingArgId(fcinfo, 0, "resource");
+	req.home = BookingHome(req.resource);
 	req.guest = BookingArgGuest(fcinfo, 1);
 	req.quantity = BookingArgQuantity(fcinfo, 2);
 	req.has_hold = BookingArgHold(fcinfo, 3, &req.hold_us);
 	key = BookingArgKey(fcinfo, 4);
 	req.timeout_ms = BookingArgLockTimeout(fcinfo, 5);
 	req.now = GetCurrentTimestamp();
+	if (BookingForwarding())
+		return BookingForward(fcinfo, "shard_reserve_seat", req.home, req.resource);
 
 	memset(&call, 0, sizeof(call));
 	call.key = key;
@@ -500,9 +524,12 @@ booking_reserve_seat(PG_FUNCTION_ARGS)
 	}
 	call.timeout_ms = req.timeout_ms;
 	call.resource = req.resource;
+	call.home = req.home;
 	call.now = req.now;
 	call.body = ReserveSeatBody;
 	call.state = &req;
 
 	PG_RETURN_DATUM(BookingCallDatum(fcinfo, &call));
 }
+
+BOOKING_SHARD_TWIN(reserve_seat)

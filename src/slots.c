@@ -22,17 +22,18 @@ PG_FUNCTION_INFO_V1(booking_free_slots);
 
 #define FREE_SLOTS_QUERY "SELECT s FROM pg_catalog.unnest(pg_catalog.tstzmultirange($2) OPERATOR(pg_catalog.-) " \
 	"COALESCE((SELECT pg_catalog.range_agg(b.during) FROM booking.bookings b " \
-	"WHERE b.resource_id OPERATOR(pg_catalog.=) $1 " \
+	"WHERE b.home OPERATOR(pg_catalog.=) $4 AND b.resource_id OPERATOR(pg_catalog.=) $1 " \
 	"AND b.during OPERATOR(pg_catalog.&&) $2 " \
 	"AND b.validity OPERATOR(pg_catalog.&&) $3 " \
 	"AND b.during IS NOT NULL " \
 	"AND b.status IN ('pending'::booking.status, 'confirmed'::booking.status)), " \
 	"'{}'::pg_catalog.tstzmultirange)) AS s " \
-	"WHERE EXISTS (SELECT 1 FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) $1) " \
+	"WHERE EXISTS (SELECT 1 FROM booking.resources r WHERE r.home OPERATOR(pg_catalog.=) $4 " \
+	"AND r.id OPERATOR(pg_catalog.=) $1) " \
 	"ORDER BY s"
 
 static BookingPlan free_slots_plan = {
-	FREE_SLOTS_QUERY, 3, {INT8OID, TSTZRANGEOID, TSTZRANGEOID}
+	FREE_SLOTS_QUERY, 4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID}
 };
 
 /*
@@ -41,18 +42,19 @@ static BookingPlan free_slots_plan = {
  * changes, and an index-only scan cannot run on a non-MVCC snapshot.
  */
 static BookingPlan free_slots_committed_plan = {
-	FREE_SLOTS_QUERY, 3, {INT8OID, TSTZRANGEOID, TSTZRANGEOID}
+	FREE_SLOTS_QUERY, 4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID}
 };
 
 /* the gaps, in time order; the caller filters them by length */
 static int
 RunFreeSlots(int64 resource, Datum within, TimestampTz now, bool latest)
 {
-	Datum		values[3];
+	Datum		values[4];
 
 	values[0] = Int64GetDatum(resource);
 	values[1] = within;
 	values[2] = BookingMakeRange(now, 0, true);
+	values[3] = Int64GetDatum(BookingHome(resource));
 	if (latest)
 		return BookingExecuteCommitted(&free_slots_committed_plan, values, NULL, 0);
 	return BookingExecute(&free_slots_plan, values, NULL, true, 0);

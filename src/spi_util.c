@@ -167,8 +167,8 @@ BookingPopLockTimeout(int nestlevel)
  * exclusion constraint come back as an outcome; any other error is
  * re-thrown unchanged, because it is a real bug.
  */
-BookingGuardOutcome
-BookingRunGuardedTry(BookingTryFn fn, void *arg, bool *kept)
+static BookingGuardOutcome
+RunGuarded(BookingTryFn fn, void *arg, bool *kept, bool remote)
 {
 	MemoryContext oldcontext = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
@@ -224,6 +224,13 @@ BookingRunGuardedTry(BookingTryFn fn, void *arg, bool *kept)
 			case ERRCODE_T_R_DEADLOCK_DETECTED:
 				outcome = BOOKING_GUARD_RETRY;
 				break;
+			case ERRCODE_CONNECTION_EXCEPTION:
+			case ERRCODE_CONNECTION_FAILURE:
+			case ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION:
+				if (!remote)
+					ReThrowError(edata);
+				outcome = BOOKING_GUARD_UNREACHABLE;
+				break;
 			case ERRCODE_EXCLUSION_VIOLATION:
 				if (edata->constraint_name != NULL &&
 					strcmp(edata->constraint_name, BOOKING_OVERLAP_CONSTRAINT) == 0 &&
@@ -247,6 +254,12 @@ BookingRunGuardedTry(BookingTryFn fn, void *arg, bool *kept)
 	return outcome;
 }
 
+BookingGuardOutcome
+BookingRunGuardedTry(BookingTryFn fn, void *arg, bool *kept)
+{
+	return RunGuarded(fn, arg, kept, false);
+}
+
 typedef struct KeepAll
 {
 	BookingGuardedFn fn;
@@ -268,5 +281,25 @@ BookingRunGuarded(BookingGuardedFn fn, void *arg)
 {
 	KeepAll		k = {fn, arg};
 
-	return BookingRunGuardedTry(RunKeepAll, &k, NULL);
+	return RunGuarded(RunKeepAll, &k, NULL, false);
+}
+
+/*
+ * BookingRunGuarded for work that crosses to another node of a Citus
+ * cluster: a connection failure (a node that is down) comes back as
+ * BOOKING_GUARD_UNREACHABLE too, instead of a raw error.
+ */
+BookingGuardOutcome
+BookingRunGuardedRemote(BookingGuardedFn fn, void *arg)
+{
+	KeepAll		k = {fn, arg};
+
+	return RunGuarded(RunKeepAll, &k, NULL, true);
+}
+
+/* BookingRunGuardedTry for work that crosses to another node */
+BookingGuardOutcome
+BookingRunGuardedRemoteTry(BookingTryFn fn, void *arg, bool *kept)
+{
+	return RunGuarded(fn, arg, kept, true);
 }

@@ -40,30 +40,36 @@ PG_FUNCTION_INFO_V1(booking_reserve_stay_any);
 	"AND " alias ".during IS NOT NULL " \
 	"AND " alias ".status IN ('pending'::booking.status, 'confirmed'::booking.status)"
 
+/* $4 is the home of the resource(s) in every statement below */
 static BookingPlan precheck_plan = {
-	"SELECT EXISTS (SELECT 1 FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) $1), "
-	"EXISTS (SELECT 1 FROM booking.bookings b WHERE b.resource_id OPERATOR(pg_catalog.=) $1 AND "
-	BLOCKING("b") ")",
-	3, {INT8OID, TSTZRANGEOID, TSTZRANGEOID}
+	"SELECT EXISTS (SELECT 1 FROM booking.resources r WHERE r.home OPERATOR(pg_catalog.=) $4 "
+	"AND r.id OPERATOR(pg_catalog.=) $1), "
+	"EXISTS (SELECT 1 FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $4 "
+	"AND b.resource_id OPERATOR(pg_catalog.=) $1 AND " BLOCKING("b") ")",
+	4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID}
 };
+/* $7 the home, $8 the booking's id (NULL: the sequence's next; see booking.h) */
 static BookingPlan insert_plan = {
 	"INSERT INTO booking.bookings "
-	"(resource_id, guest, quantity, during, status, expires_at, created_at, validity) "
-	"VALUES ($1, $2, 1, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
+	"(home, id, resource_id, guest, quantity, during, status, expires_at, created_at, validity) "
+	"VALUES ($7, COALESCE($8, pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass)), "
+	"$1, $2, 1, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
 	"ELSE 'pending'::booking.status END, $4, $5, $6) "
 	"ON CONFLICT ON CONSTRAINT bookings_no_overlap DO NOTHING RETURNING id",
-	6, {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID}
+	8, {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID, INT8OID}
 };
+/* the one-statement group of one server, whose every home is 0 */
 static BookingPlan group_missing_plan = {
 	"SELECT u.id FROM pg_catalog.unnest($1) AS u(id) WHERE NOT EXISTS ("
-	"SELECT 1 FROM booking.resources r WHERE r.id OPERATOR(pg_catalog.=) u.id) "
+	"SELECT 1 FROM booking.resources r WHERE r.home OPERATOR(pg_catalog.=) 0 "
+	"AND r.id OPERATOR(pg_catalog.=) u.id) "
 	"ORDER BY u.id LIMIT 1",
 	1, {INT8ARRAYOID}
 };
 static BookingPlan group_conflict_plan = {
 	"SELECT b.resource_id FROM booking.bookings b "
-	"WHERE b.resource_id OPERATOR(pg_catalog.=) ANY ($1) AND " BLOCKING("b")
-	" ORDER BY b.resource_id LIMIT 1",
+	"WHERE b.home OPERATOR(pg_catalog.=) 0 AND b.resource_id OPERATOR(pg_catalog.=) ANY ($1) AND "
+	BLOCKING("b") " ORDER BY b.resource_id LIMIT 1",
 	3, {INT8ARRAYOID, TSTZRANGEOID, TSTZRANGEOID}
 };
 static BookingPlan next_id_plan = {
@@ -71,8 +77,8 @@ static BookingPlan next_id_plan = {
 };
 static BookingPlan group_insert_plan = {
 	"INSERT INTO booking.bookings "
-	"(id, resource_id, guest, quantity, during, status, expires_at, created_at, validity, group_id) "
-	"SELECT CASE WHEN u.ord OPERATOR(pg_catalog.=) 1 THEN $7 "
+	"(home, id, resource_id, guest, quantity, during, status, expires_at, created_at, validity, group_id) "
+	"SELECT 0, CASE WHEN u.ord OPERATOR(pg_catalog.=) 1 THEN $7 "
 	"ELSE pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass) END, "
 	"u.id, $2, 1, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
 	"ELSE 'pending'::booking.status END, $4, $5, $6, $7 "
@@ -80,29 +86,41 @@ static BookingPlan group_insert_plan = {
 	"ON CONFLICT ON CONSTRAINT bookings_no_overlap DO NOTHING RETURNING id",
 	7, {INT8ARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID}
 };
+/* a member of a group on Citus: $1..$8 as insert_plan, $9 the group (NULL: this one) */
+static BookingPlan member_insert_plan = {
+	"INSERT INTO booking.bookings "
+	"(home, id, resource_id, guest, quantity, during, status, expires_at, created_at, validity, group_id) "
+	"VALUES ($7, $8, $1, $2, 1, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
+	"ELSE 'pending'::booking.status END, $4, $5, $6, COALESCE($9, $8)) "
+	"ON CONFLICT ON CONSTRAINT bookings_no_overlap DO NOTHING RETURNING id",
+	9, {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID, INT8OID, INT8OID}
+};
 static BookingPlan pool_exists_plan = {
-	"SELECT 1 FROM booking.resources WHERE id OPERATOR(pg_catalog.=) $1", 1, {INT8OID}
+	"SELECT 1 FROM booking.resources WHERE home OPERATOR(pg_catalog.=) $4 "
+	"AND id OPERATOR(pg_catalog.=) $1", 4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID}
 };
 
+/* a pool's units live in its shard: one home */
 static BookingPlan pool_units_plan = {
-	"SELECT r.id FROM booking.resources r "
-	"WHERE r.pool_id OPERATOR(pg_catalog.=) $1 ORDER BY r.id",
-	1, {INT8OID}
+	"SELECT r.id FROM booking.resources r WHERE r.home OPERATOR(pg_catalog.=) $4 "
+	"AND r.pool_id OPERATOR(pg_catalog.=) $1 ORDER BY r.id",
+	4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID}
 };
 
 /* the units of a pool that were free in the latest committed state */
 static BookingPlan free_units_plan = {
-	"SELECT r.id FROM booking.resources r "
-	"WHERE r.pool_id OPERATOR(pg_catalog.=) $1 "
-	"AND NOT EXISTS (SELECT 1 FROM booking.bookings b "
-	"WHERE b.resource_id OPERATOR(pg_catalog.=) r.id AND " BLOCKING("b") ") "
+	"SELECT r.id FROM booking.resources r WHERE r.home OPERATOR(pg_catalog.=) $4 "
+	"AND r.pool_id OPERATOR(pg_catalog.=) $1 "
+	"AND NOT EXISTS (SELECT 1 FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $4 "
+	"AND b.resource_id OPERATOR(pg_catalog.=) r.id AND " BLOCKING("b") ") "
 	"ORDER BY r.id",
-	3, {INT8OID, TSTZRANGEOID, TSTZRANGEOID}
+	4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID}
 };
 
 typedef struct StayRequest
 {
 	int64		resource;		/* the resource, or the pool for _any */
+	int64		home;			/* its home (shard.c); a group's lowest resource's */
 	ArrayType  *resources;		/* reserve_stays: sorted ids */
 	int			nresources;
 	text	   *guest;
@@ -129,8 +147,9 @@ PrepareStay(StayRequest *req)
 static int64
 InsertStay(StayRequest *req, int64 resource)
 {
-	Datum		values[6];
-	char		nulls[6] = "      ";
+	Datum		values[8];
+	char		nulls[8] = "        ";
+	int64		home = BookingHome(resource);
 
 	values[0] = Int64GetDatum(resource);
 	values[1] = PointerGetDatum(req->guest);
@@ -140,6 +159,12 @@ InsertStay(StayRequest *req, int64 resource)
 		nulls[3] = 'n';
 	values[4] = TimestampTzGetDatum(req->now);
 	values[5] = req->validity;
+	values[6] = Int64GetDatum(home);
+	/* on Citus the booking's id is drawn to land in the resource's shard */
+	if (BookingDistributed())
+		values[7] = Int64GetDatum(BookingNewId("bookings_id_seq", home));
+	else
+		nulls[7] = 'n';
 	if (BookingExecute(&insert_plan, values, nulls, false, 1) == 0)
 		return -1;
 	return BookingGetInt64(0, 1, NULL);
@@ -177,7 +202,8 @@ static void
 ReserveStayBody(void *state, BookingResult *res)
 {
 	StayRequest *req = (StayRequest *) state;
-	Datum		values[3] = {Int64GetDatum(req->resource), req->during, req->validity};
+	Datum		values[4] = {Int64GetDatum(req->resource), req->during, req->validity,
+	Int64GetDatum(req->home)};
 	BookingResource r;
 	BookingLockOutcome outcome;
 	int64		booking_id;
@@ -240,6 +266,172 @@ RunGroupInsert(void *arg)
 	return BookingExecute(&group_insert_plan, ga->values, ga->nulls, false, 0) == ga->expected;
 }
 
+/*
+ * One member of a group on a Citus cluster, on the node that holds it: the
+ * friendly check, the lock, the insert.  group_id < 0: this member is the
+ * first, and its id names the group.
+ */
+static void
+StayMember(StayRequest *req, int64 resource, int64 group_id, BookingResult *res)
+{
+	int64		home = BookingHome(resource);
+	Datum		check[4] = {Int64GetDatum(resource), req->during, req->validity, Int64GetDatum(home)};
+	Datum		values[9];
+	char		nulls[9] = "         ";
+	BookingResource r;
+	BookingLockOutcome outcome;
+
+	if (!IsolationIsSerializable())
+	{
+		(void) BookingExecuteLatest(&precheck_plan, check, NULL, 1);
+		if (!BookingGetBool(0, 1))
+		{
+			BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, resource, req->timeout_ms);
+			return;
+		}
+		if (BookingGetBool(0, 2))
+		{
+			SetStayRefusal(res, BOOKING_UNAVAILABLE, resource, req);
+			return;
+		}
+	}
+	outcome = BookingLockResource(resource, req->timeout_ms, &r);
+	if (outcome != BOOKING_LOCKED)
+	{
+		BookingSetLockOutcome(res, outcome, resource, req->timeout_ms);
+		return;
+	}
+	values[0] = Int64GetDatum(resource);
+	values[1] = PointerGetDatum(req->guest);
+	values[2] = req->during;
+	values[3] = TimestampTzGetDatum(req->expires_at);
+	if (!req->has_hold)
+		nulls[3] = 'n';
+	values[4] = TimestampTzGetDatum(req->now);
+	values[5] = req->validity;
+	values[6] = Int64GetDatum(home);
+	values[7] = Int64GetDatum(BookingNewId("bookings_id_seq", home));
+	values[8] = Int64GetDatum(group_id);
+	if (group_id < 0)
+		nulls[8] = 'n';
+	if (BookingExecute(&member_insert_plan, values, nulls, false, 1) == 0)
+	{
+		SetStayRefusal(res, BOOKING_JUST_TAKEN, resource, req);
+		return;
+	}
+	BookingSetResult(res, BOOKING_CREATED, BookingGetInt64(0, 1, NULL), "member booked");
+}
+
+/* A member on the node that holds it, through its twin (route.c). */
+static void
+ForwardMember(StayRequest *req, int64 resource, int64 group_id, BookingResult *res)
+{
+	Oid			types[7] = {INT8OID, TEXTOID, TSTZRANGEOID, INTERVALOID, INT8OID, INTERVALOID, INT8OID};
+	Datum		values[7];
+	char		nulls[7] = "       ";
+	Interval   *hold = palloc0(sizeof(Interval));
+	Interval   *wait = palloc0(sizeof(Interval));
+
+	hold->time = req->hold_us;
+	wait->time = (int64) req->timeout_ms * 1000;
+	values[0] = Int64GetDatum(resource);
+	values[1] = PointerGetDatum(req->guest);
+	values[2] = req->during;
+	values[3] = IntervalPGetDatum(hold);
+	if (!req->has_hold)
+		nulls[3] = 'n';
+	values[4] = Int64GetDatum(group_id);
+	if (group_id < 0)
+		nulls[4] = 'n';
+	values[5] = IntervalPGetDatum(wait);
+	values[6] = Int64GetDatum(BookingHome(resource));
+	BookingCallTwin("shard_stay_member", 7, types, values, nulls, res);
+}
+
+typedef struct MembersArgs
+{
+	StayRequest *req;
+	Datum	   *ids;
+	int			n;
+	bool		remote;			/* members live on other nodes */
+	BookingResult *res;
+	int64		first;
+} MembersArgs;
+
+/* Every member in ascending id order; kept only when all were booked. */
+static bool
+RunMembers(void *arg)
+{
+	MembersArgs *ma = (MembersArgs *) arg;
+
+	ma->first = -1;
+	for (int i = 0; i < ma->n; i++)
+	{
+		BookingResult mres;
+		int64		resource = DatumGetInt64(ma->ids[i]);
+
+		if (ma->remote)
+			ForwardMember(ma->req, resource, ma->first, &mres);
+		else
+			StayMember(ma->req, resource, ma->first, &mres);
+		if (mres.code != BOOKING_CREATED)
+		{
+			*ma->res = mres;
+			return false;
+		}
+		if (ma->first < 0)
+			ma->first = mres.booking_id;
+	}
+	return true;
+}
+
+/*
+ * reserve_stays on Citus: member by member, in ascending id order, in one
+ * subtransaction that is rolled back unless every member was booked.  When
+ * the members live on several nodes this runs on the coordinator and each
+ * member runs on its node through its twin, inside the coordinator's
+ * distributed transaction (two-phase commit).
+ */
+static void
+ReserveStaysDistributed(StayRequest *req, BookingResult *res)
+{
+	MembersArgs ma;
+	bool		kept = false;
+	BookingGuardOutcome outcome;
+
+	deconstruct_array(req->resources, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &ma.ids, NULL, &ma.n);
+	ma.req = req;
+	ma.res = res;
+	ma.remote = false;
+	for (int i = 0; i < ma.n; i++)
+		if (BookingHome(DatumGetInt64(ma.ids[i])) != req->home || BookingForwarding())
+			ma.remote = true;
+
+	outcome = ma.remote ? BookingRunGuardedRemoteTry(RunMembers, &ma, &kept)
+		: BookingRunGuardedTry(RunMembers, &ma, &kept);
+	switch (outcome)
+	{
+		case BOOKING_GUARD_DONE:
+			break;
+		case BOOKING_GUARD_UNREACHABLE:
+			BookingSetUnreachable(res, req->resource);
+			return;
+		case BOOKING_GUARD_BUSY:
+			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource, req->timeout_ms);
+			return;
+		case BOOKING_GUARD_RETRY:
+		case BOOKING_GUARD_OVERLAP:
+			BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource, req->timeout_ms);
+			return;
+	}
+	if (!kept)
+		return;					/* res holds the first member's refusal */
+	SetStayCreated(res, ma.first,
+				   psprintf("%d %s as group %lld", ma.n, ma.n == 1 ? "resource" : "resources",
+							(long long) ma.first), req);
+}
+
 static void
 ReserveStaysBody(void *state, BookingResult *res)
 {
@@ -254,6 +446,12 @@ ReserveStaysBody(void *state, BookingResult *res)
 	GroupInsertArgs ga;
 	BookingGuardOutcome outcome;
 	bool		kept = false;
+
+	if (BookingDistributed())
+	{
+		ReserveStaysDistributed(req, res);
+		return;
+	}
 
 	values[0] = ids;
 	values[1] = req->during;
@@ -388,7 +586,8 @@ static void
 ReserveStayAnyBody(void *state, BookingResult *res)
 {
 	StayRequest *req = (StayRequest *) state;
-	Datum		values[3];
+	Datum		values[4] = {Int64GetDatum(req->resource), req->during, req->validity,
+	Int64GetDatum(req->home)};
 	int64	   *units;
 	bool	   *tried;
 	int			nunits;
@@ -396,7 +595,6 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 	int64		busy_unit = 0;
 	bool		retry = false;
 
-	values[0] = Int64GetDatum(req->resource);
 	if (BookingExecuteLatest(&pool_exists_plan, values, NULL, 1) == 0)
 	{
 		BookingSetResult(res, BOOKING_NOT_FOUND, -1,
@@ -404,8 +602,6 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 		return;
 	}
 
-	values[1] = req->during;
-	values[2] = req->validity;
 	/* at SERIALIZABLE, skip the read of the GiST pages: try every unit */
 	if (IsolationIsSerializable())
 		nunits = BookingExecuteLatest(&pool_units_plan, values, NULL, 0);
@@ -502,16 +698,19 @@ StayRequestString(const char *fn, const char *target, StayRequest *req)
 
 static Datum
 RunStayCall(FunctionCallInfo fcinfo, StayRequest *req, const char *fn,
-			const char *target, BookingBodyFn body)
+			const char *target, BookingBodyFn body, bool route)
 {
 	BookingCall call;
 
 	memset(&call, 0, sizeof(call));
 	call.key = BookingArgKey(fcinfo, 4);
+	if (route && BookingForwarding())
+		return BookingForward(fcinfo, psprintf("shard_%s", fn), req->home, req->resource);
 	if (call.key != NULL)
 		call.request = StayRequestString(fn, target, req);
 	call.timeout_ms = req->timeout_ms;
 	call.resource = req->resource;
+	call.home = req->home;
 	call.now = req->now;
 	call.body = body;
 	call.state = req;
@@ -530,10 +729,13 @@ booking_reserve_stay(PG_FUNCTION_ARGS)
 
 	memset(&req, 0, sizeof(req));
 	req.resource = BookingArgId(fcinfo, 0, "resource");
+	req.home = BookingHome(req.resource);
 	ReadStayArgs(fcinfo, &req);
 	return RunStayCall(fcinfo, &req, "reserve_stay",
-					   psprintf(INT64_FORMAT, req.resource), ReserveStayBody);
+					   psprintf(INT64_FORMAT, req.resource), ReserveStayBody, true);
 }
+
+BOOKING_SHARD_TWIN(reserve_stay)
 
 static int
 CompareInt64(const void *a, const void *b)
@@ -558,6 +760,7 @@ booking_reserve_stays(PG_FUNCTION_ARGS)
 	int64	   *ids;
 	Datum	   *sorted;
 	StringInfoData target;
+	bool		single_home = true;
 
 	memset(&req, 0, sizeof(req));
 	if (PG_ARGISNULL(0))
@@ -606,9 +809,20 @@ booking_reserve_stays(PG_FUNCTION_ARGS)
 	req.resources = construct_array(sorted, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 	req.nresources = n;
 	req.resource = ids[0];
+	req.home = BookingHome(req.resource);
 	ReadStayArgs(fcinfo, &req);
-	return RunStayCall(fcinfo, &req, "reserve_stays", target.data, ReserveStaysBody);
+
+	/*
+	 * On Citus a group whose members all live in one shard runs there;
+	 * otherwise here, member by member on their nodes (the key, if any, is
+	 * kept in the lowest member's shard).
+	 */
+	for (int i = 1; i < n && single_home; i++)
+		single_home = BookingHome(ids[i]) == req.home;
+	return RunStayCall(fcinfo, &req, "reserve_stays", target.data, ReserveStaysBody, single_home);
 }
+
+BOOKING_SHARD_TWIN(reserve_stays)
 
 /*
  * reserve_stay_any(pool, guest, during, hold, idempotency_key, lock_timeout)
@@ -620,7 +834,53 @@ booking_reserve_stay_any(PG_FUNCTION_ARGS)
 
 	memset(&req, 0, sizeof(req));
 	req.resource = BookingArgId(fcinfo, 0, "pool");
+	req.home = BookingHome(req.resource);
 	ReadStayArgs(fcinfo, &req);
 	return RunStayCall(fcinfo, &req, "reserve_stay_any",
-					   psprintf(INT64_FORMAT, req.resource), ReserveStayAnyBody);
+					   psprintf(INT64_FORMAT, req.resource), ReserveStayAnyBody, true);
 }
+
+BOOKING_SHARD_TWIN(reserve_stay_any)
+
+typedef struct MemberRequest
+{
+	StayRequest req;
+	int64		group_id;
+} MemberRequest;
+
+static void
+StayMemberBody(void *state, BookingResult *res)
+{
+	MemberRequest *mr = (MemberRequest *) state;
+
+	StayMember(&mr->req, mr->req.resource, mr->group_id, res);
+}
+
+/*
+ * The work of one group member on its node, for shard_stay_member:
+ * (resource, guest, during, hold, group_id, lock_timeout, home).
+ */
+static Datum
+booking_stay_member(PG_FUNCTION_ARGS)
+{
+	MemberRequest mr;
+	BookingCall call;
+
+	memset(&mr, 0, sizeof(mr));
+	mr.req.resource = BookingArgId(fcinfo, 0, "resource");
+	mr.req.home = BookingHome(mr.req.resource);
+	ReadStayArgs(fcinfo, &mr.req);
+	mr.group_id = PG_ARGISNULL(4) ? -1 : PG_GETARG_INT64(4);
+	PrepareStay(&mr.req);
+
+	memset(&call, 0, sizeof(call));
+	call.timeout_ms = mr.req.timeout_ms;
+	call.resource = mr.req.resource;
+	call.home = mr.req.home;
+	call.now = mr.req.now;
+	call.body = StayMemberBody;
+	call.state = &mr;
+	return BookingCallDatum(fcinfo, &call);
+}
+
+BOOKING_SHARD_TWIN(stay_member)

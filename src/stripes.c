@@ -37,72 +37,82 @@ PG_FUNCTION_INFO_V1(booking_set_stripes);
 #define BOOKING_MAX_STRIPES 64
 
 /*
- * $1..$6 are the booking row's (booking.h); $7 the offset, $8 the stripes.
- * Each buyer starts at its own stripe, so concurrent buyers spread out.
+ * $1..$8 are the booking row's (booking.h: $7 is the home); $9 the offset,
+ * $10 the stripes.  Each buyer starts at its own stripe, so concurrent buyers
+ * spread out.
  */
+#define STRIPES_OF(alias) \
+	alias "home OPERATOR(pg_catalog.=) $7 AND " alias "resource_id OPERATOR(pg_catalog.=) $1"
+
 static BookingPlan take_one_plan = {
 	"WITH c AS MATERIALIZED (SELECT stripe FROM booking.resource_stripes "
-	"WHERE resource_id OPERATOR(pg_catalog.=) $1 AND free OPERATOR(pg_catalog.>=) $2 "
-	"ORDER BY (stripe OPERATOR(pg_catalog.+) $7) OPERATOR(pg_catalog.%) $8 "
+	"WHERE " STRIPES_OF("") " AND free OPERATOR(pg_catalog.>=) $2 "
+	"ORDER BY (stripe OPERATOR(pg_catalog.+) $9) OPERATOR(pg_catalog.%) $10 "
 	"LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED), "
 	"u AS (UPDATE booking.resource_stripes s SET free = s.free OPERATOR(pg_catalog.-) $2 FROM c "
-	"WHERE s.resource_id OPERATOR(pg_catalog.=) $1 AND s.stripe OPERATOR(pg_catalog.=) c.stripe "
+	"WHERE " STRIPES_OF("s.") " AND s.stripe OPERATOR(pg_catalog.=) c.stripe "
 	"RETURNING s.stripe) "
 	BOOKING_INSERT_SEAT_ROW("u"),
 	BOOKING_SEAT_ROW_PARAMS + 2, {BOOKING_SEAT_ROW_TYPES, INT4OID, INT4OID}
 };
 static BookingPlan take_wait_plan = {
 	"WITH u AS (UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.-) $2 "
-	"WHERE resource_id OPERATOR(pg_catalog.=) $1 "
-	"AND stripe OPERATOR(pg_catalog.=) ($7 OPERATOR(pg_catalog.%) $8) "
+	"WHERE " STRIPES_OF("") " "
+	"AND stripe OPERATOR(pg_catalog.=) ($9 OPERATOR(pg_catalog.%) $10) "
 	"AND free OPERATOR(pg_catalog.>=) $2 RETURNING stripe) "
 	BOOKING_INSERT_SEAT_ROW("u"),
 	BOOKING_SEAT_ROW_PARAMS + 2, {BOOKING_SEAT_ROW_TYPES, INT4OID, INT4OID}
 };
+
+/* the other statements: $1 the resource, $2 its home, then their own */
+#define STRIPES_OF_RESOURCE \
+	"home OPERATOR(pg_catalog.=) $2 AND resource_id OPERATOR(pg_catalog.=) $1"
+
 static BookingPlan lock_one_plan = {
-	"SELECT stripe FROM booking.resource_stripes WHERE resource_id OPERATOR(pg_catalog.=) $1 "
-	"ORDER BY (stripe OPERATOR(pg_catalog.+) $2) OPERATOR(pg_catalog.%) $3 "
+	"SELECT stripe FROM booking.resource_stripes WHERE " STRIPES_OF_RESOURCE " "
+	"ORDER BY (stripe OPERATOR(pg_catalog.+) $3) OPERATOR(pg_catalog.%) $4 "
 	"LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED",
-	3, {INT8OID, INT4OID, INT4OID}
+	4, {INT8OID, INT8OID, INT4OID, INT4OID}
 };
 static BookingPlan wait_one_plan = {
-	"SELECT stripe FROM booking.resource_stripes WHERE resource_id OPERATOR(pg_catalog.=) $1 "
+	"SELECT stripe FROM booking.resource_stripes WHERE " STRIPES_OF_RESOURCE " "
 	"ORDER BY stripe LIMIT 1 FOR NO KEY UPDATE",
-	1, {INT8OID}
+	2, {INT8OID, INT8OID}
 };
 static BookingPlan add_plan = {
-	"UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.+) $3 "
-	"WHERE resource_id OPERATOR(pg_catalog.=) $1 AND stripe OPERATOR(pg_catalog.=) $2",
-	3, {INT8OID, INT4OID, INT4OID}
+	"UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.+) $4 "
+	"WHERE " STRIPES_OF_RESOURCE " AND stripe OPERATOR(pg_catalog.=) $3",
+	4, {INT8OID, INT8OID, INT4OID, INT4OID}
 };
 static BookingPlan lock_all_plan = {
-	"SELECT free FROM booking.resource_stripes WHERE resource_id OPERATOR(pg_catalog.=) $1 "
+	"SELECT free FROM booking.resource_stripes WHERE " STRIPES_OF_RESOURCE " "
 	"ORDER BY stripe FOR NO KEY UPDATE",
-	1, {INT8OID}
+	2, {INT8OID, INT8OID}
 };
 static BookingPlan lock_all_nowait_plan = {
-	"SELECT free FROM booking.resource_stripes WHERE resource_id OPERATOR(pg_catalog.=) $1 "
+	"SELECT free FROM booking.resource_stripes WHERE " STRIPES_OF_RESOURCE " "
 	"ORDER BY stripe FOR NO KEY UPDATE NOWAIT",
-	1, {INT8OID}
+	2, {INT8OID, INT8OID}
 };
 static BookingPlan spread_plan = {
-	"UPDATE booking.resource_stripes SET free = CAST(($2 OPERATOR(pg_catalog./) $3) "
-	"OPERATOR(pg_catalog.+) (CASE WHEN stripe OPERATOR(pg_catalog.<) ($2 OPERATOR(pg_catalog.%) $3) "
-	"THEN 1 ELSE 0 END) AS pg_catalog.int4) WHERE resource_id OPERATOR(pg_catalog.=) $1",
-	3, {INT8OID, INT8OID, INT4OID}
+	"UPDATE booking.resource_stripes SET free = CAST(($3 OPERATOR(pg_catalog./) $4) "
+	"OPERATOR(pg_catalog.+) (CASE WHEN stripe OPERATOR(pg_catalog.<) ($3 OPERATOR(pg_catalog.%) $4) "
+	"THEN 1 ELSE 0 END) AS pg_catalog.int4) WHERE " STRIPES_OF_RESOURCE,
+	4, {INT8OID, INT8OID, INT8OID, INT4OID}
 };
 static BookingPlan drop_stripes_plan = {
-	"DELETE FROM booking.resource_stripes WHERE resource_id OPERATOR(pg_catalog.=) $1",
-	1, {INT8OID}
+	"DELETE FROM booking.resource_stripes WHERE " STRIPES_OF_RESOURCE,
+	2, {INT8OID, INT8OID}
 };
 static BookingPlan make_stripes_plan = {
-	"INSERT INTO booking.resource_stripes (resource_id, stripe, free) "
-	"SELECT $1, s, 0 FROM pg_catalog.generate_series(0, $2 OPERATOR(pg_catalog.-) 1) AS s",
-	2, {INT8OID, INT4OID}
+	"INSERT INTO booking.resource_stripes (home, resource_id, stripe, free) "
+	"SELECT $2, $1, s, 0 FROM pg_catalog.generate_series(0, $3 OPERATOR(pg_catalog.-) 1) AS s",
+	3, {INT8OID, INT8OID, INT4OID}
 };
 static BookingPlan set_layout_plan = {
-	"UPDATE booking.resources SET stripes = $2, taken = $3 WHERE id OPERATOR(pg_catalog.=) $1",
-	3, {INT8OID, INT4OID, INT4OID}
+	"UPDATE booking.resources SET stripes = $3, taken = $4 "
+	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1",
+	4, {INT8OID, INT8OID, INT4OID, INT4OID}
 };
 
 /*
@@ -195,9 +205,9 @@ BookingStripesTakeFast(const Datum *row, const char *row_nulls, int32 stripes,
 	ta.plan = &take_one_plan;
 	memcpy(ta.values, row, sizeof(Datum) * BOOKING_SEAT_ROW_PARAMS);
 	memcpy(ta.nulls, row_nulls, BOOKING_SEAT_ROW_PARAMS);
-	ta.values[6] = Int32GetDatum(StripeOffset(stripes));
-	ta.values[7] = Int32GetDatum(Max(stripes, 1));
-	ta.nulls[6] = ta.nulls[7] = ' ';
+	ta.values[BOOKING_SEAT_ROW_PARAMS] = Int32GetDatum(StripeOffset(stripes));
+	ta.values[BOOKING_SEAT_ROW_PARAMS + 1] = Int32GetDatum(Max(stripes, 1));
+	ta.nulls[BOOKING_SEAT_ROW_PARAMS] = ta.nulls[BOOKING_SEAT_ROW_PARAMS + 1] = ' ';
 	ta.booking_id = -1;
 	outcome = BookingRunGuardedTry(RunTakeOne, &ta, &taken);
 	if (outcome == BOOKING_GUARD_DONE && taken)
@@ -234,7 +244,7 @@ static void
 RunLockAll(void *arg)
 {
 	LockAllArgs *la = (LockAllArgs *) arg;
-	Datum		values[1] = {Int64GetDatum(la->resource)};
+	Datum		values[2] = {Int64GetDatum(la->resource), Int64GetDatum(BookingHome(la->resource))};
 	int			n = BookingExecute(la->plan, values, NULL, false, 0);
 
 	la->free = 0;
@@ -266,6 +276,7 @@ BookingStripesLockAll(int64 resource, int timeout_ms, BookingLockOutcome *outcom
 			case BOOKING_GUARD_DONE:
 				break;
 			case BOOKING_GUARD_BUSY:
+		case BOOKING_GUARD_UNREACHABLE:
 				*outcome = BOOKING_LOCK_BUSY;
 				break;
 			default:
@@ -278,7 +289,8 @@ BookingStripesLockAll(int64 resource, int timeout_ms, BookingLockOutcome *outcom
 void
 BookingStripesSpread(int64 resource, int32 stripes, int64 free)
 {
-	Datum		values[3] = {Int64GetDatum(resource), Int64GetDatum(free), Int32GetDatum(stripes)};
+	Datum		values[4] = {Int64GetDatum(resource), Int64GetDatum(BookingHome(resource)),
+	Int64GetDatum(free), Int32GetDatum(stripes)};
 
 	(void) BookingExecute(&spread_plan, values, NULL, false, 0);
 }
@@ -329,7 +341,7 @@ static void
 RunWaitOne(void *arg)
 {
 	WaitOneArgs *wa = (WaitOneArgs *) arg;
-	Datum		values[1] = {Int64GetDatum(wa->resource)};
+	Datum		values[2] = {Int64GetDatum(wa->resource), Int64GetDatum(BookingHome(wa->resource))};
 
 	wa->found = BookingExecute(&wait_one_plan, values, NULL, false, 1) == 1;
 	if (wa->found)
@@ -343,13 +355,14 @@ RunWaitOne(void *arg)
 BookingLockOutcome
 BookingStripesLockOne(int64 resource, int32 stripes, int timeout_ms, int32 *stripe)
 {
-	Datum		values[3];
+	Datum		values[4];
 	WaitOneArgs wa = {resource, false, 0};
 	BookingLockOutcome outcome;
 
 	values[0] = Int64GetDatum(resource);
-	values[1] = Int32GetDatum(StripeOffset(stripes));
-	values[2] = Int32GetDatum(Max(stripes, 1));
+	values[1] = Int64GetDatum(BookingHome(resource));
+	values[2] = Int32GetDatum(StripeOffset(stripes));
+	values[3] = Int32GetDatum(Max(stripes, 1));
 	if (BookingExecute(&lock_one_plan, values, NULL, false, 1) == 1)
 	{
 		*stripe = BookingGetInt32(0, 1, NULL);
@@ -371,7 +384,8 @@ BookingStripesLockOne(int64 resource, int32 stripes, int timeout_ms, int32 *stri
 void
 BookingStripeAdd(int64 resource, int32 stripe, int32 seats)
 {
-	Datum		values[3] = {Int64GetDatum(resource), Int32GetDatum(stripe), Int32GetDatum(seats)};
+	Datum		values[4] = {Int64GetDatum(resource), Int64GetDatum(BookingHome(resource)),
+	Int32GetDatum(stripe), Int32GetDatum(seats)};
 
 	(void) BookingExecute(&add_plan, values, NULL, false, 0);
 }
@@ -389,7 +403,7 @@ SetStripesBody(void *state, BookingResult *res)
 	BookingResource r;
 	BookingLockOutcome outcome;
 	int64		free;
-	Datum		values[3];
+	Datum		values[4];
 
 	outcome = BookingLockResource(req->resource, booking_lock_timeout_ms, &r);
 	if (outcome != BOOKING_LOCKED)
@@ -410,16 +424,17 @@ SetStripesBody(void *state, BookingResult *res)
 		free = (int64) r.capacity - r.taken;
 
 	values[0] = Int64GetDatum(req->resource);
+	values[1] = Int64GetDatum(r.home);
 	(void) BookingExecute(&drop_stripes_plan, values, NULL, false, 0);
-	values[1] = Int32GetDatum(req->stripes);
+	values[2] = Int32GetDatum(req->stripes);
 	if (req->stripes > 1)
 	{
 		(void) BookingExecute(&make_stripes_plan, values, NULL, false, 0);
 		BookingStripesSpread(req->resource, req->stripes, free);
-		values[2] = Int32GetDatum(0);
+		values[3] = Int32GetDatum(0);
 	}
 	else
-		values[2] = Int32GetDatum((int32) (r.capacity - free));
+		values[3] = Int32GetDatum((int32) (r.capacity - free));
 	(void) BookingExecute(&set_layout_plan, values, NULL, false, 0);
 
 	if (req->stripes > 1)
@@ -452,6 +467,8 @@ booking_set_stripes(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("stripes must be between 0 and %d", BOOKING_MAX_STRIPES),
 				 errdetail("The stripes given are %d.", req.stripes)));
+	if (BookingForwarding())
+		return BookingForward(fcinfo, "shard_set_stripes", BookingHome(req.resource), req.resource);
 
 	memset(&call, 0, sizeof(call));
 	call.timeout_ms = booking_lock_timeout_ms;
@@ -462,3 +479,5 @@ booking_set_stripes(PG_FUNCTION_ARGS)
 
 	PG_RETURN_DATUM(BookingCallDatum(fcinfo, &call));
 }
+
+BOOKING_SHARD_TWIN(set_stripes)

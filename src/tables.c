@@ -54,6 +54,13 @@ BookingTablesInit(void)
 	CacheRegisterRelcacheCallback(ForgetTables, (Datum) 0);
 }
 
+/* The cached OID of a table, or InvalidOid; no catalog access (callbacks use it). */
+Oid
+BookingTableOidIfKnown(BookingTable table)
+{
+	return table_oids_valid ? table_oids[table] : InvalidOid;
+}
+
 /* The OID of one of the extension's tables; an error if it is missing. */
 Oid
 BookingTableOid(BookingTable table)

@@ -2,7 +2,7 @@
 -- argument names, defaults, return types, volatility and security settings.
 -- Run by pg_prove against a database with pgtap and booking installed.
 BEGIN;
-SELECT plan(138);
+SELECT plan(142);
 
 ------------------------------------------------------------------------------
 -- schema and types
@@ -36,11 +36,13 @@ SELECT col_type_is('booking', 'resources', 'capacity', 'integer', 'resources.cap
 SELECT col_type_is('booking', 'resources', 'pool_id', 'bigint', 'resources.pool_id is bigint');
 SELECT col_type_is('booking', 'resources', 'version', 'bigint', 'resources.version is bigint');
 SELECT col_type_is('booking', 'resources', 'meta', 'jsonb', 'resources.meta is jsonb');
-SELECT col_is_pk('booking', 'resources', 'id', 'resources.id is the primary key');
+-- 0.4.0: home (the shard a row lives in on Citus; 0 on one server) leads every key
+SELECT col_is_pk('booking', 'resources', ARRAY['home', 'id'], 'resources: (home, id) is the primary key');
+SELECT col_not_null('booking', 'resources', 'home', 'resources.home is NOT NULL');
 SELECT col_has_default('booking', 'resources', 'id', 'resources.id is generated');
 SELECT col_is_null('booking', 'resources', 'pool_id', 'resources.pool_id is nullable');
-SELECT fk_ok('booking', 'resources', 'pool_id', 'booking', 'resources', 'id',
-    'resources.pool_id references resources(id)');
+SELECT fk_ok('booking', 'resources', ARRAY['home', 'pool_id'], 'booking', 'resources', ARRAY['home', 'id'],
+    'resources (home, pool_id) references resources (home, id): a unit lives in its pool''s shard');
 
 ------------------------------------------------------------------------------
 -- booking.bookings
@@ -54,7 +56,11 @@ SELECT col_type_is('booking', 'bookings', 'during', 'tstzrange', 'bookings.durin
 SELECT col_type_is('booking', 'bookings', 'status', 'booking', 'status', 'bookings.status is booking.status');
 SELECT col_type_is('booking', 'bookings', 'expires_at', 'timestamp with time zone', 'bookings.expires_at is timestamptz');
 SELECT col_type_is('booking', 'bookings', 'created_at', 'timestamp with time zone', 'bookings.created_at is timestamptz');
-SELECT col_is_pk('booking', 'bookings', 'id', 'bookings.id is the primary key');
+SELECT col_is_pk('booking', 'bookings', ARRAY['home', 'id'], 'bookings: (home, id) is the primary key');
+SELECT col_not_null('booking', 'bookings', 'home', 'bookings.home is NOT NULL');
+SELECT col_is_pk('booking', 'resource_stripes', ARRAY['home', 'resource_id', 'stripe'],
+    'resource_stripes: (home, resource_id, stripe) is the primary key');
+SELECT col_is_pk('booking', 'idempotency_keys', ARRAY['home', 'key'], 'idempotency_keys: (home, key) is the primary key');
 SELECT col_is_null('booking', 'bookings', 'during', 'bookings.during is nullable (NULL for seats)');
 SELECT col_is_null('booking', 'bookings', 'expires_at', 'bookings.expires_at is nullable');
 -- no foreign key since 0.3.0 (its check locked the resource row on every
@@ -78,8 +84,11 @@ SELECT has_table('booking', 'idempotency_keys', 'table booking.idempotency_keys 
 SELECT functions_are('booking', ARRAY[
     'create_resource', 'set_capacity', 'seats_left', 'reserve_seat', 'reserve_stay',
     'reserve_stays', 'reserve_stay_any', 'free_slots', 'confirm', 'cancel',
-    'extend_hold', 'extend_hold_until', 'hold_expire', 'set_stripes', 'refuse_resource_delete'],
-    'schema booking holds exactly the functions of the contract (and the trigger function)');
+    'extend_hold', 'extend_hold_until', 'hold_expire', 'set_stripes', 'refuse_resource_delete',
+    'distribute', 'shard_reserve_seat', 'shard_reserve_stay', 'shard_reserve_stays',
+    'shard_reserve_stay_any', 'shard_confirm', 'shard_cancel', 'shard_extend_hold',
+    'shard_extend_hold_until', 'shard_set_capacity', 'shard_set_stripes', 'shard_stay_member'],
+    'schema booking holds exactly the functions of the contract (the trigger function, distribute and the Citus twins)');
 
 CREATE TEMP TABLE contract_fn (name text, args text, identity text, returns text, vol text)
     ON COMMIT DROP;

@@ -209,6 +209,33 @@ SELECT * FROM (VALUES
 ('extend_hold_until', 'an expired hold', $$SELECT code || ' ' || http_status FROM booking.extend_hold_until({b_exp}, clock_timestamp() + interval '1 hour')$$, NULL, NULL, '^hold_expired 410$')
 ) v WHERE to_regproc('booking.extend_hold_until') IS NOT NULL;
 
+-- 0.4.0: distribute(shard_count), and the twins booking.shard_<name>(..., home)
+-- that a Citus coordinator calls (on one server every home is 0)
+INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result)
+SELECT * FROM (VALUES
+('distribute', 'shard_count 0', $$SELECT booking.distribute(0)$$, '22023', 'shard_count', NULL),
+('distribute', 'shard_count -2^31', $$SELECT booking.distribute(-2147483648)$$, '22023', 'shard_count', NULL),
+('distribute', 'shard_count 2^31-1', $$SELECT booking.distribute(2147483647)$$, '22023', 'shard_count', NULL),
+('distribute', 'shard_count NULL (default), no Citus', $$SELECT booking.distribute(NULL)$$, '55000', 'booking.distribute()', NULL),
+('shard_reserve_seat', 'home NULL', $$SELECT code FROM booking.shard_reserve_seat({seat}, 'g', 1, NULL, NULL, NULL, NULL)$$, '22004', 'home', NULL),
+('shard_reserve_seat', 'home not the resource''s', $$SELECT code FROM booking.shard_reserve_seat({seat}, 'g', 1, NULL, NULL, NULL, 1)$$, '22023', 'home', NULL),
+('shard_reserve_seat', 'resource NULL', $$SELECT code FROM booking.shard_reserve_seat(NULL, 'g', 1, NULL, NULL, NULL, 0)$$, '22004', 'resource', NULL),
+('shard_reserve_stay', 'home -2^63', $$SELECT code FROM booking.shard_reserve_stay({room}, 'g', '[2031-01-01, 2031-01-02)', NULL, NULL, NULL, -9223372036854775808)$$, '22023', 'home', NULL),
+('shard_reserve_stay', 'during NULL', $$SELECT code FROM booking.shard_reserve_stay({room}, 'g', NULL, NULL, NULL, NULL, 0)$$, '22004', 'during', NULL),
+('shard_reserve_stays', 'home 2^63-1', $$SELECT code FROM booking.shard_reserve_stays(ARRAY[{room}], 'g', '[2031-01-01, 2031-01-02)', NULL, NULL, NULL, 9223372036854775807)$$, '22023', 'home', NULL),
+('shard_reserve_stays', 'resources NULL', $$SELECT code FROM booking.shard_reserve_stays(NULL, 'g', '[2031-01-01, 2031-01-02)', NULL, NULL, NULL, 0)$$, '22004', 'resources', NULL),
+('shard_reserve_stay_any', 'home NULL', $$SELECT code FROM booking.shard_reserve_stay_any({pool}, 'g', '[2031-01-01, 2031-01-02)', NULL, NULL, NULL, NULL)$$, '22004', 'home', NULL),
+('shard_confirm', 'home 1', $$SELECT code FROM booking.shard_confirm({b_conf}, NULL, 1)$$, '22023', 'home', NULL),
+('shard_confirm', 'the right home: a confirmed booking', $$SELECT code || ' ' || http_status FROM booking.shard_confirm({b_conf}, NULL, 0)$$, NULL, NULL, '^ok 200$'),
+('shard_cancel', 'home NULL', $$SELECT code FROM booking.shard_cancel({b_conf}, NULL, NULL)$$, '22004', 'home', NULL),
+('shard_extend_hold', 'home 1', $$SELECT code FROM booking.shard_extend_hold({b_hold}, '1 minute', 1)$$, '22023', 'home', NULL),
+('shard_extend_hold_until', 'home NULL', $$SELECT code FROM booking.shard_extend_hold_until({b_hold}, clock_timestamp() + interval '1 hour', NULL)$$, '22004', 'home', NULL),
+('shard_set_capacity', 'home 1', $$SELECT code FROM booking.shard_set_capacity({seat}, 5, 1, 1)$$, '22023', 'home', NULL),
+('shard_set_stripes', 'home NULL', $$SELECT code FROM booking.shard_set_stripes({seat}, 4, NULL)$$, '22004', 'home', NULL),
+('shard_stay_member', 'home 1', $$SELECT code FROM booking.shard_stay_member({room}, 'g', '[2031-01-01, 2031-01-02)', NULL, NULL, NULL, 1)$$, '22023', 'home', NULL),
+('shard_stay_member', 'guest NULL', $$SELECT code FROM booking.shard_stay_member({room}, NULL, '[2031-01-01, 2031-01-02)', NULL, NULL, NULL, 0)$$, '22004', 'guest', NULL)
+) v WHERE to_regproc('booking.distribute') IS NOT NULL;
+
 -- every case, with the fixture's ids substituted
 CREATE FUNCTION pg_temp.hostile_run() RETURNS SETOF text LANGUAGE plpgsql AS $run$
 DECLARE

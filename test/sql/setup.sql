@@ -93,8 +93,8 @@ SELECT r.id, r.capacity, r.taken,
        r.taken = COALESCE(pg_catalog.sum(b.quantity) FILTER (WHERE b.status IN ('pending', 'confirmed')), 0)
            AS exact
 FROM booking.resources r
-LEFT JOIN booking.bookings b ON b.resource_id = r.id AND b.during IS NULL
-GROUP BY r.id
+LEFT JOIN booking.bookings b ON b.home = r.home AND b.resource_id = r.id AND b.during IS NULL
+GROUP BY r.home, r.id
 ORDER BY r.id;
 
 -- Stand-in for a concurrent writer that commits between a call's pre-check

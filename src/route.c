@@ -1,0 +1,265 @@
+/*
+ * route.c
+ *	  Routing a call to the node that holds its shard, on a Citus cluster.
+ *
+ *	  Each API call that touches one resource (or one pool, or one booking)
+ *	  has a twin, booking.shard_<name>, with the same arguments and one more,
+ *	  home, that booking.distribute() registers with Citus as a distributed
+ *	  function: Citus runs a call of the twin on the node that holds home's
+ *	  shard, in one round trip, and every statement the twin makes there
+ *	  filters on that home (force_delegation holds it to that).
+ *
+ *	  The public function is not itself delegated: on the coordinator it
+ *	  checks its arguments, computes the home, and calls the twin through
+ *	  SPI, inside a guard that turns a connection failure (the node is down)
+ *	  into "busy".  A call delegated straight to a node that is down fails in
+ *	  Citus before any code of ours runs; this costs a subtransaction and a
+ *	  planning of the twin's call on the coordinator (docs/scale-out.md).
+ *
+ *	  On one server nothing here runs: BookingForwarding() is false.  Takes
+ *	  no locks of its own.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "booking.h"
+
+/* true while a twin runs its call here: do not route again */
+static bool in_shard_call = false;
+
+bool
+BookingForwarding(void)
+{
+	return !in_shard_call && BookingDistributed();
+}
+
+/* The id a call routes by: its first argument, or the lowest of an array. */
+static int64
+RoutingId(FunctionCallInfo fcinfo)
+{
+	Oid		   *argtypes;
+	int			nargs;
+
+	/* the call itself names a NULL argument, as booking.<name> does */
+	if (PG_ARGISNULL(0))
+		return 0;
+	(void) get_func_signature(fcinfo->flinfo->fn_oid, &argtypes, &nargs);
+	if (nargs > 0 && argtypes[0] == INT8ARRAYOID)
+	{
+		ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+		int64		low = PG_INT64_MAX;
+
+		deconstruct_array(arr, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls, &n);
+		for (int i = 0; i < n; i++)
+			if (!nulls[i] && DatumGetInt64(elems[i]) < low)
+				low = DatumGetInt64(elems[i]);
+		return low;
+	}
+	return PG_GETARG_INT64(0);
+}
+
+/*
+ * The entry of a twin: the call, run here.  Its last argument is the home
+ * the caller computed; it must be the home of the call's first argument, so
+ * that a direct call of a twin cannot write rows into the wrong shard.
+ */
+Datum
+BookingRunOnShard(FunctionCallInfo fcinfo, PGFunction fn)
+{
+	int			last = PG_NARGS() - 1;
+	int64		home;
+	Datum		result;
+
+	if (last < 1 || PG_ARGISNULL(last))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("home must not be null")));
+	home = PG_GETARG_INT64(last);
+	if (home != BookingHome(RoutingId(fcinfo)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("home %lld is not the home of the call's resource or booking", (long long) home),
+				 errhint("Call the booking function without the shard_ prefix.")));
+
+	in_shard_call = true;
+	PG_TRY();
+	{
+		result = fn(fcinfo);
+	}
+	PG_FINALLY();
+	{
+		in_shard_call = false;
+	}
+	PG_END_TRY();
+	return result;
+}
+
+/* the plan that calls one twin, prepared once per backend */
+typedef struct TwinPlan
+{
+	char		name[NAMEDATALEN];
+	BookingPlan plan;
+} TwinPlan;
+
+#define MAX_TWINS 16
+static TwinPlan twin_plans[MAX_TWINS];
+static int	n_twin_plans = 0;
+
+static BookingPlan *
+TwinPlan_(const char *twin, int nargs, const Oid *argtypes)
+{
+	StringInfoData sql;
+	TwinPlan   *tp;
+
+	for (int i = 0; i < n_twin_plans; i++)
+		if (strcmp(twin_plans[i].name, twin) == 0)
+			return &twin_plans[i].plan;
+	if (n_twin_plans >= MAX_TWINS)
+		elog(ERROR, "too many routed booking functions");
+	if (nargs > (int) lengthof(twin_plans[0].plan.argtypes))
+		elog(ERROR, "booking.%s has too many arguments to route", twin);
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT r.ok, r.code, r.booking_id, r.http_status, r.message, r.replayed FROM booking.");
+	appendStringInfoString(&sql, twin);
+	appendStringInfoChar(&sql, '(');
+	for (int i = 0; i < nargs; i++)
+		appendStringInfo(&sql, "%s$%d", i > 0 ? ", " : "", i + 1);
+	appendStringInfoString(&sql, ") AS r");
+
+	tp = &twin_plans[n_twin_plans];
+	strlcpy(tp->name, twin, sizeof(tp->name));
+	tp->plan.sql = MemoryContextStrdup(TopMemoryContext, sql.data);
+	tp->plan.nargs = nargs;
+	for (int i = 0; i < nargs; i++)
+		tp->plan.argtypes[i] = argtypes[i];
+	tp->plan.plan = NULL;
+	n_twin_plans++;
+	return &tp->plan;
+}
+
+/*
+ * Calls booking.<twin>(values...) through SPI (Citus runs it on the node
+ * that holds the shard of its last argument, home) and puts its result in
+ * res.  Errors, a node that is down among them, go to the caller's guard.
+ */
+void
+BookingCallTwin(const char *twin, int nargs, const Oid *argtypes, Datum *values,
+				const char *nulls, BookingResult *res)
+{
+	BookingPlan *plan = TwinPlan_(twin, nargs, argtypes);
+	bool		isnull;
+	char	   *code_name;
+	BookingCode code;
+	int32		http_status;
+	int64		booking_id;
+
+	if (BookingExecute(plan, values, nulls, false, 1) != 1)
+		elog(ERROR, "a routed booking call returned no result");
+	code_name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	http_status = BookingGetInt32(0, 4, NULL);
+	if (strcmp(code_name, "ok") == 0)
+		code = http_status == 201 ? BOOKING_CREATED : BOOKING_DONE;
+	else if (!BookingCodeFromName(code_name, &code))
+		elog(ERROR, "a routed booking call returned the unknown code \"%s\"", code_name);
+	booking_id = BookingGetInt64(0, 3, &isnull);
+	BookingSetResult(res, code, isnull ? -1 : booking_id, "%s",
+					 SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 5));
+	res->replayed = BookingGetBool(0, 6);
+}
+
+typedef struct ForwardArgs
+{
+	const char *twin;
+	int			nargs;
+	Oid		   *argtypes;
+	Datum	   *values;
+	char	   *nulls;
+	BookingResult *res;
+} ForwardArgs;
+
+static void
+RunForward(void *arg)
+{
+	ForwardArgs *fa = (ForwardArgs *) arg;
+
+	BookingCallTwin(fa->twin, fa->nargs, fa->argtypes, fa->values, fa->nulls, fa->res);
+}
+
+/* a node that is down, as a result */
+void
+BookingSetUnreachable(BookingResult *res, int64 id)
+{
+	BookingSetResult(res, BOOKING_BUSY, -1,
+					 "The node that holds the shard of %lld cannot be reached; try again shortly.",
+					 (long long) id);
+}
+
+/*
+ * Calls the twin of the running function on the node that holds home's
+ * shard, with the same arguments; returns its booking.result.  A node that
+ * cannot be reached answers busy.
+ */
+Datum
+BookingForward(FunctionCallInfo fcinfo, const char *twin, int64 home, int64 resource)
+{
+	Oid		   *sigtypes;
+	int			nargs;
+	Oid		   *argtypes;
+	Datum	   *values;
+	char	   *nulls;
+	BookingResult res;
+	ForwardArgs fa;
+
+	(void) get_func_signature(fcinfo->flinfo->fn_oid, &sigtypes, &nargs);
+	argtypes = palloc(sizeof(Oid) * (nargs + 1));
+	values = palloc(sizeof(Datum) * (nargs + 1));
+	nulls = palloc(nargs + 1);
+	for (int i = 0; i < nargs; i++)
+	{
+		argtypes[i] = sigtypes[i];
+		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
+		values[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
+	}
+	argtypes[nargs] = INT8OID;
+	values[nargs] = Int64GetDatum(home);
+	nulls[nargs] = ' ';
+	fa.twin = twin;
+	fa.nargs = nargs + 1;
+	fa.argtypes = argtypes;
+	fa.values = values;
+	fa.nulls = nulls;
+	fa.res = &res;
+
+	SPI_connect();
+	switch (BookingRunGuardedRemote(RunForward, &fa))
+	{
+		case BOOKING_GUARD_DONE:
+			break;
+		case BOOKING_GUARD_UNREACHABLE:
+			BookingSetUnreachable(&res, resource);
+			break;
+		case BOOKING_GUARD_BUSY:
+			BookingSetLockOutcome(&res, BOOKING_LOCK_BUSY, resource, 0);
+			break;
+		case BOOKING_GUARD_RETRY:
+		case BOOKING_GUARD_OVERLAP:
+			BookingSetLockOutcome(&res, BOOKING_LOCK_RETRY, resource, 0);
+			break;
+	}
+	SPI_finish();
+	if (res.code == BOOKING_RETRY)
+		BookingNoteSerializableRetry();
+	return BookingResultDatum(fcinfo, &res);
+}
