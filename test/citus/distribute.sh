@@ -26,7 +26,7 @@ fi
 # distributed_booking_tables: "name:method:colocation:shards" per table of
 # schema booking that Citus knows, by name
 distributed_booking_tables() {
-	q "SELECT string_agg(c.relname || ':' || p.partmethod || ':' || p.colocationid || ':'
+	q "SELECT string_agg(c.relname || ':' || p.partmethod::text || ':' || p.colocationid || ':'
 	                     || (SELECT count(*) FROM pg_dist_shard s WHERE s.logicalrelid = p.logicalrelid), ' ' ORDER BY c.relname)
 	     FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid
 	    WHERE c.relnamespace = 'booking'::regnamespace"
@@ -37,7 +37,8 @@ distributed_booking_tables() {
 ########################################################################
 citus_db booking_citus_distribute
 tables=$(distributed_booking_tables)
-echo "# tables: $tables"
+echo "# tables (name:method:colocation:shards): $tables"
+[ -n "$tables" ] || fail "read what Citus knows of the booking tables"
 check "every table of schema booking is distributed or a reference table" \
 	"SELECT string_agg(relname, ' ' ORDER BY relname) FROM pg_class
 	  WHERE relnamespace = 'booking'::regnamespace AND relkind IN ('r', 'p')
