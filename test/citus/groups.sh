@@ -48,9 +48,9 @@ check_true "some groups were booked and some refused" \
 	"SELECT count(*) FILTER (WHERE code = 'ok') > 0 AND count(*) FILTER (WHERE code <> 'ok') > 0 FROM citus_log WHERE kind = 'group'"
 check "every answer is ok, unavailable, just_taken or busy" \
 	"SELECT count(*) FROM citus_log WHERE kind = 'group' AND code NOT IN ('ok', 'unavailable', 'just_taken', 'busy')" 0
-check "every cancel answer is ok or invalid_state (not_found only before any group)" \
+check "every cancel answer is ok, invalid_state or busy (not_found only before any group)" \
 	"SELECT count(*) FROM citus_log WHERE kind = 'cancel'
-	   AND code NOT IN ('ok', 'invalid_state') AND NOT (code = 'not_found' AND booking_id = 0)" 0
+	   AND code NOT IN ('ok', 'invalid_state', 'busy') AND NOT (code = 'not_found' AND booking_id = 0)" 0
 check_true "some ok groups span both workers" \
 	"SELECT count(*) > 0 FROM citus_log l WHERE kind = 'group' AND code = 'ok'
 	   AND (SELECT count(DISTINCT r.node) FROM citus_rooms r WHERE r.id = ANY (l.rooms)) = 2"

@@ -57,9 +57,9 @@ check_true "stays: some stays were booked and some refused" \
 	"SELECT count(*) FILTER (WHERE code = 'ok') > 0 AND count(*) FILTER (WHERE code <> 'ok') > 0 FROM citus_log WHERE kind = 'stay'"
 check "stays: every answer is ok, unavailable, just_taken or busy" \
 	"SELECT count(*) FROM citus_log WHERE kind = 'stay' AND code NOT IN ('ok', 'unavailable', 'just_taken', 'busy')" 0
-check "stays: every cancel answer is ok or invalid_state (not_found only before any stay)" \
+check "stays: every cancel answer is ok, invalid_state or busy (not_found only before any stay)" \
 	"SELECT count(*) FROM citus_log WHERE kind = 'cancel'
-	   AND code NOT IN ('ok', 'invalid_state') AND NOT (code = 'not_found' AND booking_id = 0)" 0
+	   AND code NOT IN ('ok', 'invalid_state', 'busy') AND NOT (code = 'not_found' AND booking_id = 0)" 0
 check "stays: one booking row per ok answer, on the room and with the range asked for" \
 	"SELECT (SELECT count(*) FROM chk_bookings WHERE resource_id IN ($room1, $room2, $room3))
 	      = (SELECT count(DISTINCT b.id) FROM citus_log l JOIN chk_bookings b
@@ -91,9 +91,9 @@ check_true "pool: some stays were booked and some refused" \
 	"SELECT count(*) FILTER (WHERE code = 'ok') > 0 AND count(*) FILTER (WHERE code <> 'ok') > 0 FROM citus_log WHERE kind = 'any'"
 check "pool: every answer is ok, sold_out or busy" \
 	"SELECT count(*) FROM citus_log WHERE kind = 'any' AND code NOT IN ('ok', 'sold_out', 'busy')" 0
-check "pool: every cancel answer is ok or invalid_state (not_found only before any stay)" \
+check "pool: every cancel answer is ok, invalid_state or busy (not_found only before any stay)" \
 	"SELECT count(*) FROM citus_log WHERE kind = 'cancel'
-	   AND code NOT IN ('ok', 'invalid_state') AND NOT (code = 'not_found' AND booking_id = 0)" 0
+	   AND code NOT IN ('ok', 'invalid_state', 'busy') AND NOT (code = 'not_found' AND booking_id = 0)" 0
 check "pool: each ok answer names a booking on a unit of the pool with the range asked for" \
 	"SELECT count(*) FROM citus_log l LEFT JOIN chk_bookings b ON b.id = l.booking_id
 	  WHERE l.kind = 'any' AND l.code = 'ok'
