@@ -113,8 +113,10 @@ for name in "${scripts[@]}"; do
 	summary+=("$line")
 done
 
+# the summary is indented: test/run.sh counts the PASS: and FAIL: lines
+# at the start of a line, one per script
 echo
 echo "== summary"
-printf '%s\n' "${summary[@]}"
+printf '  %s\n' "${summary[@]}"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -61,10 +61,10 @@ answers "seat" "kind = 'seat'"
 answers "stay" "kind = 'stay'"
 answers "group" "kind = 'group'"
 
-# the window in which w1 was surely down: from half a second after the stop
-# (an answer logged just after the stop may come from a call that ended
-# before it) to the restart
-down="at BETWEEN timestamptz '$t_stop' + interval '0.5 s' AND timestamptz '$t_start'"
+# the window in which w1 was surely down: from a second after the stop (an
+# answer logged just after the stop may come from a call that ended before
+# it) to the restart
+down="at BETWEEN timestamptz '$t_stop' + interval '1 s' AND timestamptz '$t_start'"
 echo "# while w1 was down: seats of w1 $(q "SELECT coalesce(string_agg(code || '=' || n, ', '), 'none') FROM (SELECT code, count(*) n FROM citus_log WHERE kind = 'seat' AND resource_id = $seat1 AND $down GROUP BY code) s");" \
 	"seats of w2 $(q "SELECT coalesce(string_agg(code || '=' || n, ', '), 'none') FROM (SELECT code, count(*) n FROM citus_log WHERE kind = 'seat' AND resource_id = $seat2 AND $down GROUP BY code) s")"
 echo "# w1's sale: $(q "SELECT string_agg(phase || ' ' || codes, '; ' ORDER BY phase) FROM (
