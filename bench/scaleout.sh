@@ -8,6 +8,11 @@
 #   groups   reserve_stays of two rooms on one worker against two rooms on
 #            different workers (a distributed transaction with two-phase commit),
 #            8 clients
+#   routing  what the extension's own entry point costs on Citus against plain
+#            delegation: reserve_seat (the coordinator calls the twin, and maps an
+#            unreachable node to busy) against the twin booking.shard_reserve_seat
+#            called by the client (Citus delegates it directly), on one hot
+#            session at 64 clients and at 1 client
 #
 # Every figure is the median of 3 alternating runs of BENCH_SECONDS (default 10).
 # Needs Citus installed (bash ../shared/vendor/citus/build.sh).  Ports:
@@ -93,6 +98,14 @@ q -p $((PORT + 1)) -c "CREATE TABLE bench_pairs AS
 	SELECT 2, row_number() OVER (), a.id, b.id FROM bench_rooms a JOIN bench_rooms b
 	  ON a.nodeport < b.nodeport"
 
+HOT=$(q -p $((PORT + 1)) -c "SELECT booking.create_resource('hot', 2000000000)")
+HOT_HOME=$(q -p $((PORT + 1)) -c "SELECT home FROM booking.resources WHERE id = $HOT")
+cat >"$work/hot_public.pgb" <<'EOF'
+SELECT (booking.reserve_seat(:hot, 'bench')).code;
+EOF
+cat >"$work/hot_twin.pgb" <<'EOF'
+SELECT code FROM booking.shard_reserve_seat(:hot, 'bench', 1, NULL, NULL, NULL, :home);
+EOF
 cat >"$work/spread.pgb" <<'EOF'
 \set n random(1, 1000)
 SELECT (booking.reserve_seat((SELECT id FROM bench_sessions WHERE n = :n), 'bench')).code;
@@ -145,6 +158,10 @@ for round in 1 2 3; do
 	side one_citus $((PORT + 1)) "$work/spread.pgb" 1
 	side group_same $((PORT + 1)) "$work/group.pgb" 8 -D kind=1
 	side group_cross $((PORT + 1)) "$work/group.pgb" 8 -D kind=2
+	side hot_public $((PORT + 1)) "$work/hot_public.pgb" 64 -D hot="$HOT"
+	side hot_twin $((PORT + 1)) "$work/hot_twin.pgb" 64 -D hot="$HOT" -D home="$HOT_HOME"
+	side hot1_public $((PORT + 1)) "$work/hot_public.pgb" 1 -D hot="$HOT"
+	side hot1_twin $((PORT + 1)) "$work/hot_twin.pgb" 1 -D hot="$HOT" -D home="$HOT_HOME"
 done
 ts=$(median ${T[spread_single]}); tc=$(median ${T[spread_citus]})
 ls=$(median ${L[one_single]}); lc=$(median ${L[one_citus]})
@@ -157,3 +174,10 @@ printf "%-58s %10.2f %10.2f %7.2f\n" "one client: time per call (ms)" "$ls" "$lc
 printf "%-58s %10s %10s %7s\n" "" "one worker" "two" ratio
 printf "%-58s %10.0f %10.0f %7.2f\n" "reserve_stays of 2 rooms, 8 clients (tps)" "$gs" "$gc" \
 	"$(awk -v a="$gc" -v b="$gs" 'BEGIN { print a / b }')"
+hp=$(median ${T[hot_public]}); ht=$(median ${T[hot_twin]})
+lp=$(median ${L[hot1_public]}); lt=$(median ${L[hot1_twin]})
+printf "%-58s %10s %10s %7s\n" "" "delegated" "routed" ratio
+printf "%-58s %10.0f %10.0f %7.2f\n" "one hot session, 64 clients (tps)" "$ht" "$hp" \
+	"$(awk -v a="$hp" -v b="$ht" 'BEGIN { print a / b }')"
+printf "%-58s %10.2f %10.2f %7.2f\n" "one hot session, 1 client: time per call (ms)" "$lt" "$lp" \
+	"$(awk -v a="$lp" -v b="$lt" 'BEGIN { print a / b }')"
