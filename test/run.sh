@@ -174,8 +174,10 @@ stage_reliability() {
 stage_citus() {
 	local log=$STAGE_TMP/citus.log rc before=$failed
 	echo test/citus/run.sh >"$STAGE_CURRENT"
-	BOOKING_CITUS_PORT=${BOOKING_CITUS_PORT:-$((BOOKING_TEST_PORT + 11))} BOOKING_REQUIRE_CITUS=1 \
-		bash test/citus/run.sh 2>&1 | tee "$log"
+	# always a cluster of its own, whatever cluster the caller's
+	# BOOKING_CITUS_DIR names
+	env -u BOOKING_CITUS_DIR BOOKING_CITUS_PORT="${BOOKING_CITUS_PORT:-$((BOOKING_TEST_PORT + 11))}" \
+		BOOKING_REQUIRE_CITUS=1 bash test/citus/run.sh 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	count_lines "$log" '^PASS: ' '^FAIL: '
 	if [ "$rc" -ne 0 ] && [ "$failed" -eq "$before" ]; then

@@ -260,8 +260,9 @@ answers() {
 # distributed (booking.distribute(SHARD_COUNT), or the default when none is
 # given); a local table citus_log on the coordinator for the answers of the
 # pgbench scripts.  Dropped on exit.  CITUS_NO_BOOKING=1: Citus and the
-# workers only; CITUS_NO_DISTRIBUTE=1: booking installed, not distributed.  BOOKING_CITUS_SYNC=off (the default)
-# sets synchronous_commit = off in it on every node.
+# workers only; CITUS_NO_DISTRIBUTE=1: booking installed, not distributed.
+# BOOKING_CITUS_SYNC=off (the default) sets synchronous_commit = off in it
+# on every node.
 citus_db() {
 	local node dist
 	# a script may make several: each is dropped on exit
