@@ -93,7 +93,8 @@ typedef enum BookingGuardOutcome
 	BOOKING_GUARD_BUSY,			/* 55P03: lock_timeout or NOWAIT */
 	BOOKING_GUARD_RETRY,		/* 40001 or 40P01 */
 	BOOKING_GUARD_OVERLAP,		/* 23P01 of bookings_no_overlap */
-	BOOKING_GUARD_UNREACHABLE	/* class 08 (Citus: a node is down); remote guards only */
+	BOOKING_GUARD_UNREACHABLE,	/* class 08 (Citus: a node is down); remote guards only */
+	BOOKING_GUARD_MOVED			/* Citus's XX000 while a shard moved; remote guards only */
 } BookingGuardOutcome;
 
 typedef void (*BookingGuardedFn) (void *arg);
@@ -107,8 +108,10 @@ extern int	BookingExecuteCommitted(BookingPlan *plan, Datum *values, const char 
 									long tcount);
 extern BookingGuardOutcome BookingRunGuarded(BookingGuardedFn fn, void *arg);
 extern BookingGuardOutcome BookingRunGuardedTry(BookingTryFn fn, void *arg, bool *kept);
-extern BookingGuardOutcome BookingRunGuardedRemote(BookingGuardedFn fn, void *arg);
-extern BookingGuardOutcome BookingRunGuardedRemoteTry(BookingTryFn fn, void *arg, bool *kept);
+extern BookingGuardOutcome BookingRunGuardedRemote(BookingGuardedFn fn, void *arg,
+												   const int64 *homes, int nhomes);
+extern BookingGuardOutcome BookingRunGuardedRemoteTry(BookingTryFn fn, void *arg, bool *kept,
+													  const int64 *homes, int nhomes);
 extern void BookingNoteSerializableRetry(void);
 extern int	BookingPushLockTimeout(int timeout_ms);
 extern void BookingPopLockTimeout(int nestlevel);
@@ -169,6 +172,7 @@ extern Datum BookingForward(FunctionCallInfo fcinfo, const char *twin, int64 hom
 extern void BookingCallTwin(const char *twin, int nargs, const Oid *argtypes, Datum *values,
 							const char *nulls, BookingResult *res);
 extern void BookingSetUnreachable(BookingResult *res, int64 id);
+extern void BookingSetMoved(BookingResult *res, int64 id);
 
 /* booking.shard_<name>: the twin of booking.<name> that runs on the shard's node */
 #define BOOKING_SHARD_TWIN(name) \
@@ -181,6 +185,8 @@ extern void BookingSetUnreachable(BookingResult *res, int64 id);
 
 /* shard.c: where rows live (home 0 on one server; a shard's representative on Citus) */
 extern void BookingShardInit(void);
+extern uint64 BookingShardMapGeneration(void);
+extern void BookingAwaitShardMove(int64 home);
 extern bool BookingDistributed(void);
 extern int64 BookingHome(int64 id);
 extern int	BookingAllHomes(int64 **homes);

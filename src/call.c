@@ -181,6 +181,7 @@ BookingRunCall(BookingCall *call, BookingResult *res)
 			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, call->resource, call->timeout_ms);
 			break;
 		case BOOKING_GUARD_RETRY:
+		case BOOKING_GUARD_MOVED:
 			BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, call->resource, call->timeout_ms);
 			break;
 		case BOOKING_GUARD_OVERLAP:

@@ -639,7 +639,9 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 		/* on Citus a shard on a node that is down is skipped, and said */
 		if (BookingDistributed())
 		{
-			if (BookingRunGuardedRemote(ExpireHome, &ha) == BOOKING_GUARD_UNREACHABLE)
+			BookingGuardOutcome outcome = BookingRunGuardedRemote(ExpireHome, &ha, &homes[i], 1);
+
+			if (outcome == BOOKING_GUARD_UNREACHABLE || outcome == BOOKING_GUARD_MOVED)
 			{
 				unreachable++;
 				continue;

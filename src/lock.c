@@ -112,6 +112,7 @@ LockOutcomeOf(BookingGuardOutcome outcome)
 			return BOOKING_LOCK_BUSY;
 		case BOOKING_GUARD_RETRY:
 		case BOOKING_GUARD_OVERLAP:
+		case BOOKING_GUARD_MOVED:
 			break;
 	}
 	return BOOKING_LOCK_RETRY;

@@ -206,6 +206,15 @@ BookingSetUnreachable(BookingResult *res, int64 id)
 					 (long long) id);
 }
 
+/* a call caught by a shard move, as a result: the next call is routed anew */
+void
+BookingSetMoved(BookingResult *res, int64 id)
+{
+	BookingSetResult(res, BOOKING_RETRY, -1,
+					 "The shard of %lld moved to another node during the call; nothing was written, call again.",
+					 (long long) id);
+}
+
 /*
  * Calls the twin of the running function on the node that holds home's
  * shard, with the same arguments; returns its booking.result.  A node that
@@ -243,12 +252,15 @@ BookingForward(FunctionCallInfo fcinfo, const char *twin, int64 home, int64 reso
 	fa.res = &res;
 
 	SPI_connect();
-	switch (BookingRunGuardedRemote(RunForward, &fa))
+	switch (BookingRunGuardedRemote(RunForward, &fa, &home, 1))
 	{
 		case BOOKING_GUARD_DONE:
 			break;
 		case BOOKING_GUARD_UNREACHABLE:
 			BookingSetUnreachable(&res, resource);
+			break;
+		case BOOKING_GUARD_MOVED:
+			BookingSetMoved(&res, resource);
 			break;
 		case BOOKING_GUARD_BUSY:
 			BookingSetLockOutcome(&res, BOOKING_LOCK_BUSY, resource, 0);

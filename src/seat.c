@@ -329,6 +329,7 @@ ReclaimAndTake(SeatRequest *req, BookingResult *res)
 			return false;
 		case BOOKING_GUARD_RETRY:
 		case BOOKING_GUARD_OVERLAP:
+		case BOOKING_GUARD_MOVED:
 			break;
 	}
 	BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource, req->timeout_ms);

@@ -28,6 +28,8 @@
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
@@ -56,17 +58,38 @@ typedef struct ShardMap
 static ShardMap shard_map;
 static MemoryContext shard_context = NULL;
 
+/* counts the changes of Citus's metadata seen here (a shard move among them) */
+static uint64 shard_map_generation = 0;
+
+/*
+ * booking.resources, as the map last saw it: tables.c forgets its OIDs in a
+ * callback of its own that may run first
+ */
+static Oid	watched_relid = InvalidOid;
+
 static void
 ForgetShardMap(Datum arg, Oid relid)
 {
-	if (!shard_map.loaded)
-		return;
-	if (!OidIsValid(relid) || relid == BookingTableOidIfKnown(BOOKING_TABLE_RESOURCES))
+	if (!OidIsValid(relid) || relid == watched_relid)
 	{
+		shard_map_generation++;
+		if (!shard_map.loaded)
+			return;
 		shard_map.loaded = false;
 		if (shard_context != NULL)
 			MemoryContextReset(shard_context);
 	}
+}
+
+/*
+ * A number that changes whenever Citus's metadata for the tables may have
+ * changed: a call that fails while it changes was caught by a shard move.
+ */
+uint64
+BookingShardMapGeneration(void)
+{
+	AcceptInvalidationMessages();
+	return shard_map_generation;
 }
 
 void
@@ -131,6 +154,7 @@ LoadShardMap(void)
 											  ALLOCSET_SMALL_SIZES);
 	MemoryContextReset(shard_context);
 	memset(&shard_map, 0, sizeof(shard_map));
+	watched_relid = BookingTableOid(BOOKING_TABLE_RESOURCES);
 
 	if (!CitusCatalogPresent())
 	{
@@ -299,6 +323,33 @@ BookingNewId(const char *seq, int64 home)
 				return base | j;
 		}
 	}
+}
+
+/*
+ * Waits until no shard move holds the shard of home, so that what the move
+ * changed in the metadata is visible here.  While Citus switches a shard
+ * over to its new node it holds an exclusive lock on the shard's metadata
+ * (an advisory lock of class 4 on the shard id, Citus's
+ * SET_LOCKTAG_SHARD_METADATA_RESOURCE) to the end of the move; a share
+ * lock, as Citus's own writes take, waits for it.
+ */
+void
+BookingAwaitShardMove(int64 home)
+{
+	LOCKTAG		tag;
+	int			k;
+	int64		shardid;
+
+	LoadShardMap();
+	if (!shard_map.distributed)
+		return;
+	k = ShardOfHash(HashInt8(home));
+	if (k < 0)
+		return;
+	shardid = shard_map.shardid[BOOKING_TABLE_RESOURCES][k];
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (shardid >> 32), (uint32) shardid, 4);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+	LockRelease(&tag, ShareLock, false);
 }
 
 /*

@@ -160,6 +160,27 @@ BookingPopLockTimeout(int nestlevel)
 }
 
 /*
+ * Our exclusion constraint, or on a Citus node the same constraint on one
+ * of its shards, which Citus names bookings_no_overlap_<shard id>.
+ */
+static bool
+IsOverlapConstraint(const char *name)
+{
+	size_t		len = strlen(BOOKING_OVERLAP_CONSTRAINT);
+
+	if (name == NULL || strncmp(name, BOOKING_OVERLAP_CONSTRAINT, len) != 0)
+		return false;
+	if (name[len] == '\0')
+		return true;
+	if (name[len] != '_' || name[len + 1] == '\0')
+		return false;
+	for (const char *p = name + len + 1; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+/*
  * Runs fn in an internal subtransaction (the pattern of PL/Python's
  * plpy_spi.c) and keeps its work only when fn returns true; false rolls the
  * subtransaction back, releasing any row lock fn took on its way.  A lock
@@ -168,12 +189,14 @@ BookingPopLockTimeout(int nestlevel)
  * re-thrown unchanged, because it is a real bug.
  */
 static BookingGuardOutcome
-RunGuarded(BookingTryFn fn, void *arg, bool *kept, bool remote)
+RunGuarded(BookingTryFn fn, void *arg, bool *kept, bool remote,
+		   const int64 *homes, int nhomes)
 {
 	MemoryContext oldcontext = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
 	volatile BookingGuardOutcome outcome = BOOKING_GUARD_DONE;
 	volatile bool keep = false;
+	uint64		generation = remote ? BookingShardMapGeneration() : 0;
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(oldcontext);
@@ -231,9 +254,30 @@ RunGuarded(BookingTryFn fn, void *arg, bool *kept, bool remote)
 					ReThrowError(edata);
 				outcome = BOOKING_GUARD_UNREACHABLE;
 				break;
+			case ERRCODE_INTERNAL_ERROR:
+
+				/*
+				 * A call that waited out the end of a shard move (Citus
+				 * blocks writes while it switches the shard over) finds
+				 * the shard gone from the node it was sent to, and Citus
+				 * raises XX000.  Only then is it a retry: the next call
+				 * goes to the shard's new node.  The worker may see the
+				 * move committed before this node does: wait for the move
+				 * to end here before looking.
+				 */
+				if (!remote)
+					ReThrowError(edata);
+				for (int i = 0; i < nhomes; i++)
+					BookingAwaitShardMove(homes[i]);
+				if (BookingShardMapGeneration() != generation)
+				{
+					outcome = BOOKING_GUARD_MOVED;
+					break;
+				}
+				ReThrowError(edata);
+				break;
 			case ERRCODE_EXCLUSION_VIOLATION:
-				if (edata->constraint_name != NULL &&
-					strcmp(edata->constraint_name, BOOKING_OVERLAP_CONSTRAINT) == 0 &&
+				if (IsOverlapConstraint(edata->constraint_name) &&
 					edata->schema_name != NULL &&
 					strcmp(edata->schema_name, "booking") == 0)
 				{
@@ -257,7 +301,7 @@ RunGuarded(BookingTryFn fn, void *arg, bool *kept, bool remote)
 BookingGuardOutcome
 BookingRunGuardedTry(BookingTryFn fn, void *arg, bool *kept)
 {
-	return RunGuarded(fn, arg, kept, false);
+	return RunGuarded(fn, arg, kept, false, NULL, 0);
 }
 
 typedef struct KeepAll
@@ -281,7 +325,7 @@ BookingRunGuarded(BookingGuardedFn fn, void *arg)
 {
 	KeepAll		k = {fn, arg};
 
-	return RunGuarded(RunKeepAll, &k, NULL, false);
+	return RunGuarded(RunKeepAll, &k, NULL, false, NULL, 0);
 }
 
 /*
@@ -290,16 +334,17 @@ BookingRunGuarded(BookingGuardedFn fn, void *arg)
  * BOOKING_GUARD_UNREACHABLE too, instead of a raw error.
  */
 BookingGuardOutcome
-BookingRunGuardedRemote(BookingGuardedFn fn, void *arg)
+BookingRunGuardedRemote(BookingGuardedFn fn, void *arg, const int64 *homes, int nhomes)
 {
 	KeepAll		k = {fn, arg};
 
-	return RunGuarded(RunKeepAll, &k, NULL, true);
+	return RunGuarded(RunKeepAll, &k, NULL, true, homes, nhomes);
 }
 
 /* BookingRunGuardedTry for work that crosses to another node */
 BookingGuardOutcome
-BookingRunGuardedRemoteTry(BookingTryFn fn, void *arg, bool *kept)
+BookingRunGuardedRemoteTry(BookingTryFn fn, void *arg, bool *kept,
+						   const int64 *homes, int nhomes)
 {
-	return RunGuarded(fn, arg, kept, true);
+	return RunGuarded(fn, arg, kept, true, homes, nhomes);
 }

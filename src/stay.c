@@ -398,17 +398,22 @@ ReserveStaysDistributed(StayRequest *req, BookingResult *res)
 	MembersArgs ma;
 	bool		kept = false;
 	BookingGuardOutcome outcome;
+	int64	   *homes;
 
 	deconstruct_array(req->resources, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &ma.ids, NULL, &ma.n);
 	ma.req = req;
 	ma.res = res;
 	ma.remote = false;
+	homes = palloc(sizeof(int64) * ma.n);
 	for (int i = 0; i < ma.n; i++)
-		if (BookingHome(DatumGetInt64(ma.ids[i])) != req->home || BookingForwarding())
+	{
+		homes[i] = BookingHome(DatumGetInt64(ma.ids[i]));
+		if (homes[i] != req->home || BookingForwarding())
 			ma.remote = true;
+	}
 
-	outcome = ma.remote ? BookingRunGuardedRemoteTry(RunMembers, &ma, &kept)
+	outcome = ma.remote ? BookingRunGuardedRemoteTry(RunMembers, &ma, &kept, homes, ma.n)
 		: BookingRunGuardedTry(RunMembers, &ma, &kept);
 	switch (outcome)
 	{
@@ -416,6 +421,9 @@ ReserveStaysDistributed(StayRequest *req, BookingResult *res)
 			break;
 		case BOOKING_GUARD_UNREACHABLE:
 			BookingSetUnreachable(res, req->resource);
+			return;
+		case BOOKING_GUARD_MOVED:
+			BookingSetMoved(res, req->resource);
 			return;
 		case BOOKING_GUARD_BUSY:
 			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource, req->timeout_ms);
