@@ -3,9 +3,13 @@
 # one round trip.  For each call of the API, made through the coordinator as
 # a statement of its own, the workers' pg_stat_statements (top-level
 # statements, reset for the script's database before the call) must show
-# exactly one statement on the worker that holds the resource's shard, a
-# call of a booking function, and none on the other worker: no BEGIN /
-# COMMIT around it, no second query.  The statements of Citus's maintenance
+# exactly one booking statement on the worker that holds the resource's
+# shard (a call of a booking function, or for seats_left and free_slots
+# the read Citus routes to the shard), and none on the other worker; the
+# rest must be transaction control only (BEGIN, SAVEPOINT,
+# assign_distributed_transaction_id, RELEASE SAVEPOINT, COMMIT): the
+# subtransaction in which the coordinator turns an unreachable node into
+# busy (docs/scale-out.md says what it costs).  The statements of Citus's maintenance
 # daemon (distributed deadlock detection, two-phase commit recovery) are
 # not the call's and are left out.  Also shown, not checked: what Citus
 # itself sends (citus.log_remote_commands); and checked: hold_expire reaches
@@ -40,6 +44,19 @@ stats_calls() {
 	npsql "$1" -At -d postgres -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements
 		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$CITUS_DB') AND $MAINTENANCE"
 }
+# NODE: calls of statements on NODE that are neither booking's nor
+# transaction control
+stats_other() {
+	npsql "$1" -At -d postgres -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements
+		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$CITUS_DB') AND $MAINTENANCE
+		  AND query !~ '^(BEGIN|SAVEPOINT|RELEASE SAVEPOINT|COMMIT|SELECT assign_distributed_transaction_id)'
+		  AND query !~ 'booking[.]'"
+}
+stats_booking() {
+	npsql "$1" -At -d postgres -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements
+		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$CITUS_DB') AND $MAINTENANCE
+		  AND query ~ 'booking[.]'"
+}
 stats_text() {
 	npsql "$1" -At -d postgres -c "SELECT string_agg(calls || 'x ' || regexp_replace(query, '\s+', ' ', 'g'), ' / ')
 		FROM pg_stat_statements
@@ -50,7 +67,7 @@ stats_text() {
 # coordinator, runs as one booking statement on the worker of RESOURCE and
 # as nothing on the other
 one_trip() {
-	local label=$1 node other n_home n_other text
+	local label=$1 node other n_home n_other n_extra text
 	node=$(worker_of "$2")
 	other=w1
 	[ "$node" = w1 ] && other=w2
@@ -60,14 +77,15 @@ one_trip() {
 		sed 's/^/#   /' "$CITUS_TMP/call.out"
 		return
 	fi
-	n_home=$(stats_calls "$node")
+	n_home=$(stats_booking "$node")
+	n_extra=$(stats_other "$node")
 	n_other=$(stats_calls "$other")
 	text=$(stats_text "$node")
 	echo "# $label -> $(head -c 60 "$CITUS_TMP/call.out" | tr '\n' ' '); on $node: ${text:-nothing}"
-	if [ "$n_home" = 1 ] && [[ $text == *booking* ]] && [ "$n_other" = 0 ]; then
-		pass "$label: one statement on $node (which holds the shard), none on $other"
+	if [ "$n_home" = 1 ] && [ "$n_extra" = 0 ] && [ "$n_other" = 0 ]; then
+		pass "$label: one booking statement on $node (which holds the shard), none on $other"
 	else
-		fail "$label: one statement on $node (which holds the shard), none on $other (got $n_home on $node, $n_other on $other)"
+		fail "$label: one booking statement on $node (which holds the shard), none on $other (got $n_home booking and $n_extra other on $node, $n_other on $other)"
 		[ "$n_other" != 0 ] && echo "#   on $other: $(stats_text "$other")"
 	fi
 }
