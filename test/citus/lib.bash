@@ -86,6 +86,7 @@ citus_cluster_create() {
 			echo "max_worker_processes = 32"
 			echo "wal_level = logical"
 			echo "log_min_messages = warning"
+			echo "log_timezone = 'UTC'"	# worker_down.sh reads the times in the log
 			# the suite checks its own totals; a checkpoint in the middle
 			# of a 2,000-seat sale only slows it down
 			echo "checkpoint_timeout = 30min"
