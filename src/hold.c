@@ -613,6 +613,7 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 	int64		expired = 0;
 	int64		purged = 0;
 	int			unreachable = 0;
+	int			moving = 0;
 	int			nhomes;
 	int64	   *homes;
 
@@ -641,9 +642,14 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 		{
 			BookingGuardOutcome outcome = BookingRunGuardedRemote(ExpireHome, &ha, &homes[i], 1);
 
-			if (outcome == BOOKING_GUARD_UNREACHABLE || outcome == BOOKING_GUARD_MOVED)
+			if (outcome == BOOKING_GUARD_UNREACHABLE)
 			{
 				unreachable++;
+				continue;
+			}
+			if (outcome == BOOKING_GUARD_MOVED)
+			{
+				moving++;
 				continue;
 			}
 		}
@@ -658,6 +664,10 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("hold_expire skipped %d of %d shards: their node cannot be reached", unreachable, nhomes),
 				 errdetail("Lapsed holds there still block no one; they are expired once the node is back.")));
+	if (moving > 0)
+		ereport(WARNING,
+				(errmsg("hold_expire skipped %d of %d shards: they moved to another node during the pass", moving, nhomes),
+				 errdetail("Lapsed holds there still block no one; the next pass expires them.")));
 
 	PG_RETURN_INT64(expired);
 }
