@@ -18,6 +18,7 @@
 #include "datatype/timestamp.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "storage/itemptr.h"
 #include "storage/lock.h"
 #include "utils/rangetypes.h"
 
@@ -193,6 +194,28 @@ extern int	BookingAllHomes(int64 **homes);
 extern int64 BookingNewId(const char *seq, int64 home);
 extern Oid	BookingLocalShard(BookingTable table, int64 home);
 
+/* rowlock.c: counter rows locked in C, and the queue of a hot row's buyers */
+typedef enum BookingRowOutcome
+{
+	BOOKING_ROW_LOCKED,
+	BOOKING_ROW_HELD,			/* by another transaction, or changed since read */
+	BOOKING_ROW_MISSING
+} BookingRowOutcome;
+
+typedef struct BookingStripeRow
+{
+	int32		stripe;
+	int32		free;
+	ItemPointerData tid;		/* the version read */
+} BookingStripeRow;
+
+extern bool BookingRowPeekResource(int64 id, int64 home, BookingResource *res, ItemPointer tid);
+extern BookingRowOutcome BookingRowTryLock(BookingTable table, int64 home, ItemPointer tid);
+extern BookingRowOutcome BookingRowWaitResource(int64 id, int64 home, ItemPointer tid,
+												TimestampTz deadline, BookingResource *res);
+extern int	BookingRowPeekStripes(int64 resource, int64 home, BookingStripeRow *rows, int max);
+extern BookingRowOutcome BookingRowWaitStripe(int64 home, ItemPointer tid, int32 *free);
+
 /* call.c: the frame every mutating call runs in */
 typedef void (*BookingBodyFn) (void *state, BookingResult *res);
 
@@ -276,6 +299,9 @@ extern int32 BookingStripesHint(int64 resource);
 extern BookingLockOutcome BookingStripesTakeFast(const Datum *row, const char *row_nulls,
 												 int32 stripes, int timeout_ms,
 												 int64 *booking_id);
+extern BookingLockOutcome BookingStripesTakeCommitted(const Datum *row, const char *row_nulls,
+													  int timeout_ms, int64 *booking_id,
+													  int64 *total, int *nstripes);
 extern BookingStripeTake BookingStripesTakeLocked(BookingResource *r, int32 quantity,
 												  int timeout_ms, TimestampTz now,
 												  int64 *free_left);

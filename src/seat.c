@@ -10,6 +10,10 @@
  *	  same row lock; reserve_seat does so only when the seats it needs are
  *	  not otherwise there, so a lapsed hold never blocks a sale.
  *
+ *	  At READ COMMITTED the row is read and locked in C (rowlock.c), and a
+ *	  buyer who finds it held waits in the queue of the resource's buyers;
+ *	  the statement that takes the seats then finds the row locked by us.
+ *
  *	  Locks: the resource row (FOR NO KEY UPDATE), then the lapsed booking
  *	  rows it expires, which no one else can hold without the resource lock.
  */
@@ -52,6 +56,10 @@ static BookingPlan insert_plan = {
 	"WHERE b.home OPERATOR(pg_catalog.=) $4 AND b.resource_id OPERATOR(pg_catalog.=) $1 " \
 	"AND b.status OPERATOR(pg_catalog.=) 'pending'::booking.status " \
 	"AND b.expires_at OPERATOR(pg_catalog.<=) $2 AND b.during IS NULL)"
+
+static BookingPlan lapsed_plan = {
+	"SELECT " LAPSED_SEATS, 4, {INT8OID, TIMESTAMPTZOID, INT4OID, INT8OID}
+};
 
 static BookingPlan peek_plan = {
 	"SELECT r.capacity, r.taken, CASE WHEN r.stripes OPERATOR(pg_catalog.<=) 1 "
@@ -111,6 +119,21 @@ static BookingPlan take_wait_plan = {
 	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
 	"RETURNING id) " BOOKING_INSERT_SEAT_ROW("u"),
 	BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}
+};
+
+/*
+ * take_wait_plan for a row this transaction has just locked at version $9
+ * (rowlock.c): a TID scan finds it, whatever the planner thinks of the
+ * table's size.  On Citus a shard's query goes through Citus's planner, and
+ * the row is found by its key.
+ */
+static BookingPlan take_locked_plan = {
+	"WITH u AS (UPDATE booking.resources SET taken = taken OPERATOR(pg_catalog.+) $2 "
+	"WHERE ctid OPERATOR(pg_catalog.=) $9 AND home OPERATOR(pg_catalog.=) $7 "
+	"AND id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 "
+	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
+	"RETURNING id) " BOOKING_INSERT_SEAT_ROW("u"),
+	BOOKING_SEAT_ROW_PARAMS + 1, {BOOKING_SEAT_ROW_TYPES, TIDOID}
 };
 
 typedef enum TakeOutcome
@@ -357,14 +380,187 @@ AfterTake(SeatRequest *req, TakeOutcome outcome, BookingResult *res)
 	return false;
 }
 
+/* Whether lapsed seat holds could give seats back (latest committed state). */
+static bool
+LapsedSeatsExist(SeatRequest *req)
+{
+	Datum		values[4] = {Int64GetDatum(req->resource), TimestampTzGetDatum(req->now),
+	Int32GetDatum(req->quantity), Int64GetDatum(req->home)};
+
+	(void) BookingExecuteLatest(&lapsed_plan, values, NULL, 1);
+	return BookingGetBool(0, 1);
+}
+
+/* The row is ours at version tid: take the seats and write the booking row. */
+static bool
+RunTakeLocked(SeatRequest *req, ItemPointer tid)
+{
+	Datum		values[BOOKING_SEAT_ROW_PARAMS + 1];
+	char		nulls[BOOKING_SEAT_ROW_PARAMS + 1];
+
+	if (BookingDistributed())
+		return RunTakeWait(req);
+	memcpy(values, req->row, sizeof(req->row));
+	memcpy(nulls, req->row_nulls, sizeof(req->row_nulls));
+	values[BOOKING_SEAT_ROW_PARAMS] = PointerGetDatum(tid);
+	nulls[BOOKING_SEAT_ROW_PARAMS] = ' ';
+	if (BookingExecute(&take_locked_plan, values, nulls, false, 1) != 1)
+		return false;
+	req->booking_id = BookingGetInt64(0, 1, NULL);
+	return true;
+}
+
+typedef struct QueuedArgs
+{
+	SeatRequest *req;
+	ItemPointerData tid;
+	TimestampTz deadline;
+} QueuedArgs;
+
 /*
- * Takes the seats; false with res set when it did not.  The common case is
- * one statement: the counter row is free and has the seats.  Otherwise an
- * unlocked peek at the latest committed state answers sold_out, not_found
- * or "striped" without queueing behind the sale.  A resource this backend
- * last saw striped goes to its stripes first, where one statement takes the
- * seats and writes the booking row.  At SERIALIZABLE the attempts without
- * waiting and the peek are skipped: SSI would track them.
+ * In the queue of the resource's buyers, then the row (rowlock.c), then the
+ * decision on its latest version: a refusal rolls back and so leaves the
+ * row to the next buyer at once.
+ */
+static bool
+RunTakeQueued(void *arg)
+{
+	QueuedArgs *qa = (QueuedArgs *) arg;
+	SeatRequest *req = qa->req;
+	BookingResource r;
+
+	if (BookingRowWaitResource(req->resource, req->home, &qa->tid, qa->deadline, &r) !=
+		BOOKING_ROW_LOCKED)
+		return false;
+	if (r.stripes > 1 || (int64) r.taken + req->quantity > r.capacity)
+		return false;
+	return RunTakeLocked(req, &qa->tid);
+}
+
+static TakeOutcome
+TakeQueued(SeatRequest *req, ItemPointer tid)
+{
+	QueuedArgs	qa;
+	bool		taken;
+
+	if (req->timeout_ms <= 0)
+		return SEATS_BUSY;
+	qa.req = req;
+	qa.tid = *tid;
+	qa.deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), req->timeout_ms);
+	switch (BookingWaitGuardedTry(RunTakeQueued, &qa, req->timeout_ms, &taken))
+	{
+		case BOOKING_LOCKED:
+			return taken ? SEATS_TAKEN : SEATS_SHORT;
+		case BOOKING_LOCK_BUSY:
+			return SEATS_BUSY;
+		default:
+			return SEATS_RETRY;
+	}
+}
+
+/*
+ * READ COMMITTED, a striped resource (stripes.c): true when decided, false
+ * when it has no stripes (any more).  Goes to the stripes first next time
+ * only while one can serve: once they run dry, a sold-out answer should not
+ * pay for a failed attempt first.
+ */
+static bool
+TakeStriped(SeatRequest *req, BookingResult *res, bool *taken)
+{
+	int64		total;
+	int			n;
+	BookingResource r;
+	ItemPointerData tid;
+
+	*taken = false;
+	switch (BookingStripesTakeCommitted(req->row, req->row_nulls, req->timeout_ms,
+										&req->booking_id, &total, &n))
+	{
+		case BOOKING_LOCKED:
+			BookingStripesRemember(req->resource, n);
+			*taken = true;
+			return true;
+		case BOOKING_LOCK_BUSY:
+			*taken = AfterTake(req, SEATS_BUSY, res);
+			return true;
+		case BOOKING_LOCK_RETRY:
+			*taken = AfterTake(req, SEATS_RETRY, res);
+			return true;
+		case BOOKING_LOCK_NOT_FOUND:
+			break;
+	}
+	BookingStripesRemember(req->resource, 0);
+	if (n == 0)
+		return false;
+	if (total < req->quantity && !LapsedSeatsExist(req))
+	{
+		/* the capacity, for the message */
+		if (!BookingRowPeekResource(req->resource, req->home, &r, &tid))
+			BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource, req->timeout_ms);
+		else
+			SetSoldOut(res, req, r.capacity, (int64) r.capacity - total);
+		return true;
+	}
+	/* the seats are there, but no single stripe has them: the slow path */
+	*taken = ReclaimAndTake(req, res);
+	return true;
+}
+
+/*
+ * READ COMMITTED: one index probe reads the row's latest committed version
+ * and locks that version if it is free (rowlock.c), so the common sale is
+ * that probe and one statement, and a buyer who finds the row held queues
+ * for it without a statement that failed first.  Returns false, deciding
+ * nothing, when a striped resource has no stripes (any more).
+ */
+static bool
+TakeCommitted(SeatRequest *req, BookingResult *res, bool *taken)
+{
+	BookingResource r;
+	ItemPointerData tid;
+
+	*taken = false;
+	if (!BookingRowPeekResource(req->resource, req->home, &r, &tid))
+	{
+		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource, req->timeout_ms);
+		return true;
+	}
+	if (r.stripes > 1)
+		return TakeStriped(req, res, taken);
+	if ((int64) r.taken + req->quantity > r.capacity)
+	{
+		/* no lock for a refusal, unless lapsed holds may give seats back */
+		if (!LapsedSeatsExist(req))
+			SetSoldOut(res, req, r.capacity, r.taken);
+		else
+			*taken = ReclaimAndTake(req, res);
+		return true;
+	}
+	switch (BookingRowTryLock(BOOKING_TABLE_RESOURCES, req->home, &tid))
+	{
+		case BOOKING_ROW_LOCKED:
+			*taken = AfterTake(req, RunTakeLocked(req, &tid) ? SEATS_TAKEN : SEATS_SHORT, res);
+			return true;
+		case BOOKING_ROW_MISSING:
+			BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource, req->timeout_ms);
+			return true;
+		case BOOKING_ROW_HELD:
+			break;
+	}
+	*taken = AfterTake(req, TakeQueued(req, &tid), res);
+	return true;
+}
+
+/*
+ * Takes the seats; false with res set when it did not.  At READ COMMITTED
+ * see TakeCommitted.  Under a snapshot isolation level the rows are read
+ * through statements: the common case is one statement (the counter row is
+ * free and has the seats); otherwise an unlocked peek at the latest
+ * committed state answers sold_out, not_found or "striped" without queueing
+ * behind the sale.  A resource this backend last saw striped goes to its
+ * stripes first.  At SERIALIZABLE the attempts without waiting and the peek
+ * are skipped: SSI would track them.
  */
 static bool
 TakeSeats(SeatRequest *req, BookingResult *res)
@@ -376,7 +572,17 @@ TakeSeats(SeatRequest *req, BookingResult *res)
 	TakeOutcome outcome = SEATS_ELSEWHERE;
 	bool		serializable = IsolationIsSerializable();
 
-	if (!serializable)
+	if (!IsolationUsesXactSnapshot())
+	{
+		bool		done;
+
+		if (BookingStripesHint(req->resource) > 1 && TakeStriped(req, res, &done))
+			return done;
+		if (TakeCommitted(req, res, &done))
+			return done;
+		/* the stripes went away under us: the statements below */
+	}
+	else if (!serializable)
 	{
 		int32		hinted = BookingStripesHint(req->resource);
 
@@ -396,7 +602,7 @@ TakeSeats(SeatRequest *req, BookingResult *res)
 		}
 	}
 
-	if (!serializable || req->timeout_ms <= 0)
+	if (IsolationUsesXactSnapshot() && (!serializable || req->timeout_ms <= 0))
 	{
 		outcome = TakeNow(req);
 		if (outcome != SEATS_ELSEWHERE)

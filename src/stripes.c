@@ -27,6 +27,7 @@
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
+#include "storage/itemptr.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -231,6 +232,146 @@ BookingStripesTakeFast(const Datum *row, const char *row_nulls, int32 stripes,
 		return taken ? BOOKING_LOCKED : BOOKING_LOCK_NOT_FOUND;
 	}
 	return outcome == BOOKING_GUARD_BUSY ? BOOKING_LOCK_BUSY : BOOKING_LOCK_RETRY;
+}
+
+/*
+ * take_wait_plan for a stripe this transaction has just locked at version
+ * $9 (rowlock.c), found by a TID scan; on Citus, by its key ($9 the stripe).
+ */
+static BookingPlan take_locked_plan = {
+	"WITH u AS (UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.-) $2 "
+	"WHERE ctid OPERATOR(pg_catalog.=) $9 AND " STRIPES_OF("") " "
+	"AND free OPERATOR(pg_catalog.>=) $2 RETURNING stripe) "
+	BOOKING_INSERT_SEAT_ROW("u"),
+	BOOKING_SEAT_ROW_PARAMS + 1, {BOOKING_SEAT_ROW_TYPES, TIDOID}
+};
+static BookingPlan take_locked_key_plan = {
+	"WITH u AS (UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.-) $2 "
+	"WHERE " STRIPES_OF("") " AND stripe OPERATOR(pg_catalog.=) $9 "
+	"AND free OPERATOR(pg_catalog.>=) $2 RETURNING stripe) "
+	BOOKING_INSERT_SEAT_ROW("u"),
+	BOOKING_SEAT_ROW_PARAMS + 1, {BOOKING_SEAT_ROW_TYPES, INT4OID}
+};
+
+/* Takes the seats from a stripe we hold at version tid, with the booking row. */
+static bool
+TakeFromLocked(const Datum *row, const char *row_nulls, const BookingStripeRow *s,
+			   int64 *booking_id)
+{
+	Datum		values[BOOKING_SEAT_ROW_PARAMS + 1];
+	char		nulls[BOOKING_SEAT_ROW_PARAMS + 1];
+	BookingPlan *plan = &take_locked_plan;
+
+	memcpy(values, row, sizeof(Datum) * BOOKING_SEAT_ROW_PARAMS);
+	memcpy(nulls, row_nulls, BOOKING_SEAT_ROW_PARAMS);
+	values[BOOKING_SEAT_ROW_PARAMS] = PointerGetDatum(&s->tid);
+	if (BookingDistributed())
+	{
+		plan = &take_locked_key_plan;
+		values[BOOKING_SEAT_ROW_PARAMS] = Int32GetDatum(s->stripe);
+	}
+	nulls[BOOKING_SEAT_ROW_PARAMS] = ' ';
+	if (BookingExecute(plan, values, nulls, false, 1) != 1)
+		return false;
+	*booking_id = BookingGetInt64(0, 1, NULL);
+	return true;
+}
+
+typedef struct WaitStripeArgs
+{
+	const Datum *row;
+	const char *row_nulls;
+	BookingStripeRow stripe;
+	int64		booking_id;
+} WaitStripeArgs;
+
+/* Waits for the stripe; keeps it only when it still has the seats. */
+static bool
+RunWaitStripe(void *arg)
+{
+	WaitStripeArgs *wa = (WaitStripeArgs *) arg;
+	int32		free;
+
+	if (BookingRowWaitStripe(DatumGetInt64(wa->row[6]), &wa->stripe.tid, &free) !=
+		BOOKING_ROW_LOCKED || free < DatumGetInt32(wa->row[1]))
+		return false;
+	return TakeFromLocked(wa->row, wa->row_nulls, &wa->stripe, &wa->booking_id);
+}
+
+/*
+ * The striped path at READ COMMITTED: one index scan reads every stripe's
+ * latest committed version; the buyer locks, without waiting, the first
+ * stripe from its own offset that has the seats, exactly at the version it
+ * read (so no lock is ever taken on a stripe that cannot serve, and no
+ * subtransaction is needed), and takes them with the booking row in one
+ * statement.  When every stripe that has them is held, it waits for the
+ * first of them in its order (bounded, in a guarded subtransaction that a
+ * refusal rolls back).  Returns BOOKING_LOCK_NOT_FOUND when no single stripe
+ * can serve (*total: the free seats of all, *nstripes 0 if the resource has
+ * no stripes), or busy / retry.
+ */
+BookingLockOutcome
+BookingStripesTakeCommitted(const Datum *row, const char *row_nulls, int timeout_ms,
+							int64 *booking_id, int64 *total, int *nstripes)
+{
+	BookingStripeRow rows[BOOKING_MAX_STRIPES];
+	int64		resource = DatumGetInt64(row[0]);
+	int32		quantity = DatumGetInt32(row[1]);
+	int64		home = DatumGetInt64(row[6]);
+	int			n;
+	int			first = -1;
+	int32		offset;
+	WaitStripeArgs wa;
+	bool		taken = false;
+
+	n = BookingRowPeekStripes(resource, home, rows, BOOKING_MAX_STRIPES);
+	*nstripes = n;
+	*total = 0;
+	for (int i = 0; i < n; i++)
+		*total += rows[i].free;
+	if (n == 0)
+		return BOOKING_LOCK_NOT_FOUND;
+
+	offset = StripeOffset(n);
+	for (int k = 0; k < n; k++)
+	{
+		BookingStripeRow *s = &rows[(k + offset) % n];
+
+		if (s->free < quantity)
+			continue;
+		if (first < 0)
+			first = (k + offset) % n;
+		switch (BookingRowTryLock(BOOKING_TABLE_STRIPES, home, &s->tid))
+		{
+			case BOOKING_ROW_LOCKED:
+				if (!TakeFromLocked(row, row_nulls, s, booking_id))
+					elog(ERROR, "stripe %d of resource %lld changed under its row lock",
+						 s->stripe, (long long) resource);
+				return BOOKING_LOCKED;
+			case BOOKING_ROW_HELD:
+			case BOOKING_ROW_MISSING:
+				break;
+		}
+	}
+	if (first < 0 || timeout_ms <= 0)
+		return first < 0 ? BOOKING_LOCK_NOT_FOUND : BOOKING_LOCK_BUSY;
+
+	wa.row = row;
+	wa.row_nulls = row_nulls;
+	wa.stripe = rows[first];
+	wa.booking_id = -1;
+	switch (BookingWaitGuardedTry(RunWaitStripe, &wa, timeout_ms, &taken))
+	{
+		case BOOKING_LOCKED:
+			if (!taken)
+				return BOOKING_LOCK_NOT_FOUND;
+			*booking_id = wa.booking_id;
+			return BOOKING_LOCKED;
+		case BOOKING_LOCK_BUSY:
+			return BOOKING_LOCK_BUSY;
+		default:
+			return BOOKING_LOCK_RETRY;
+	}
 }
 
 typedef struct LockAllArgs

@@ -1,0 +1,311 @@
+/*
+ * rowlock.c
+ *	  The counter rows of counted inventory (a resource row, a stripe),
+ *	  found through their primary key and locked without the executor, and
+ *	  the queue in which the buyers of one hot row wait for it.
+ *
+ *	  A sale that goes through SQL pays for a statement just to learn that
+ *	  the row is held (SELECT ... SKIP LOCKED), and another to read what is
+ *	  left; here one index probe reads the row's latest committed version
+ *	  (the friendly sold-out check) and locks that very version without
+ *	  waiting, as the executor's FOR NO KEY UPDATE SKIP LOCKED would.  The
+ *	  statement that then takes the seats finds the row locked by us.
+ *
+ *	  Waiting: PostgreSQL wakes every transaction that waits for the holder
+ *	  of a row when it commits, and all but one of them queue again (a
+ *	  thundering herd on the lock manager, which is what caps a hot row on
+ *	  few cores).  Buyers of one resource therefore queue on a heavyweight
+ *	  lock of their own first (an advisory lock of class
+ *	  BOOKING_QUEUE_LOCK_SPACE on the resource id), which the lock manager
+ *	  grants one at a time in arrival order; only its holder waits for the
+ *	  row, and it leaves the queue as soon as the row is its own.  The queue
+ *	  lock is never held while waiting for anything but that row, and a
+ *	  transaction that already holds the row never queues (its lock attempt
+ *	  succeeds at once), so the queue adds no deadlock.
+ *
+ *	  READ COMMITTED only: under a snapshot isolation level the row must be
+ *	  read as the transaction's snapshot sees it, and seat.c uses SQL.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/skey.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/lockoptions.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "booking.h"
+
+/* advisory lock class of the waiting queue (pg_locks.objsubid) */
+#define BOOKING_QUEUE_LOCK_SPACE 16977
+
+static Relation
+OpenTable(BookingTable table, int64 home)
+{
+	Oid			relid;
+
+	if (BookingDistributed())
+	{
+		relid = BookingLocalShard(table, home);
+		if (!OidIsValid(relid))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the rows of home %lld are not on this node", (long long) home),
+					 errhint("Make booking calls through the coordinator; it routes each to the node that holds its shard.")));
+	}
+	else
+		relid = BookingTableOid(table);
+	/* the call frame holds this lock already (tables.c) */
+	return table_open(relid, RowExclusiveLock);
+}
+
+static AttrNumber
+ColumnOf(Relation rel, const char *name)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0)
+			return att->attnum;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("relation \"%s\" has no column \"%s\"", RelationGetRelationName(rel), name),
+			 errhint("Reinstall or update the extension (ALTER EXTENSION booking UPDATE).")));
+	return InvalidAttrNumber;	/* keep compiler quiet */
+}
+
+/* the position in index of table column attnum */
+static AttrNumber
+IndexColumnOf(Relation index, AttrNumber attnum)
+{
+	for (int i = 0; i < index->rd_index->indnkeyatts; i++)
+		if (index->rd_index->indkey.values[i] == attnum)
+			return (AttrNumber) (i + 1);
+	elog(ERROR, "column %d is not a key of index \"%s\"", attnum, RelationGetRelationName(index));
+	return InvalidAttrNumber;	/* keep compiler quiet */
+}
+
+static int64
+GetInt(TupleTableSlot *slot, AttrNumber attnum, bool is64)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(slot, attnum, &isnull);
+
+	if (isnull)
+		return 0;
+	return is64 ? DatumGetInt64(d) : DatumGetInt32(d);
+}
+
+static void
+ReadResource(Relation rel, TupleTableSlot *slot, BookingResource *res)
+{
+	res->capacity = (int32) GetInt(slot, ColumnOf(rel, "capacity"), false);
+	res->taken = (int32) GetInt(slot, ColumnOf(rel, "taken"), false);
+	res->version = GetInt(slot, ColumnOf(rel, "version"), true);
+	res->stripes = (int32) GetInt(slot, ColumnOf(rel, "stripes"), false);
+}
+
+/*
+ * Reads the latest committed version of resource id (and what this
+ * transaction wrote to it) through the primary key: false when there is
+ * none.  *tid is that version, for BookingRowTryLock and BookingRowWait.
+ */
+bool
+BookingRowPeekResource(int64 id, int64 home, BookingResource *res, ItemPointer tid)
+{
+	Relation	rel;
+	Relation	pkey;
+	IndexScanDesc scan;
+	ScanKeyData skey[2];
+	Snapshot	snapshot;
+	TupleTableSlot *slot;
+	bool		found;
+
+	/* our own earlier statements count, as they would for the next one */
+	CommandCounterIncrement();
+	rel = OpenTable(BOOKING_TABLE_RESOURCES, home);
+	pkey = index_open(RelationGetPrimaryKeyIndex(rel), AccessShareLock);
+	ScanKeyInit(&skey[0], IndexColumnOf(pkey, ColumnOf(rel, "home")), BTEqualStrategyNumber,
+				F_INT8EQ, Int64GetDatum(home));
+	ScanKeyInit(&skey[1], IndexColumnOf(pkey, ColumnOf(rel, "id")), BTEqualStrategyNumber,
+				F_INT8EQ, Int64GetDatum(id));
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	slot = table_slot_create(rel, NULL);
+	scan = index_beginscan(rel, pkey, snapshot, 2, 0);
+	index_rescan(scan, skey, 2, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	if (found)
+	{
+		res->id = id;
+		res->home = home;
+		ReadResource(rel, slot, res);
+		*tid = slot->tts_tid;
+	}
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	UnregisterSnapshot(snapshot);
+	index_close(pkey, NoLock);
+	table_close(rel, NoLock);
+	return found;
+}
+
+/*
+ * Locks version tid of a counter row for the rest of the transaction
+ * (FOR NO KEY UPDATE): with LockWaitSkip exactly that version, so what the
+ * caller read from it still holds; with LockWaitBlock its latest version,
+ * read into res when it is a resource row.
+ */
+static BookingRowOutcome
+LockVersion(BookingTable table, int64 home, ItemPointer tid, LockWaitPolicy wait,
+			BookingResource *res, int32 *free)
+{
+	Relation	rel = OpenTable(table, home);
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	TM_FailureData tmfd;
+	TM_Result	result;
+	BookingRowOutcome outcome;
+
+	result = table_tuple_lock(rel, tid, InvalidSnapshot, slot,
+							  GetCurrentCommandId(true), LockTupleNoKeyExclusive, wait,
+							  wait == LockWaitBlock ? TUPLE_LOCK_FLAG_FIND_LAST_VERSION : 0,
+							  &tmfd);
+	switch (result)
+	{
+		case TM_Ok:
+			outcome = BOOKING_ROW_LOCKED;
+			if (res != NULL)
+				ReadResource(rel, slot, res);
+			if (free != NULL)
+				*free = (int32) GetInt(slot, ColumnOf(rel, "free"), false);
+			*tid = slot->tts_tid;
+			break;
+		case TM_WouldBlock:
+		case TM_Updated:
+			/* held, or changed since it was read: only a wait follows it */
+			outcome = BOOKING_ROW_HELD;
+			break;
+		case TM_Deleted:
+			outcome = BOOKING_ROW_MISSING;
+			break;
+		default:
+			elog(ERROR, "unexpected result %d locking a row of \"%s\"",
+				 (int) result, RelationGetRelationName(rel));
+			outcome = BOOKING_ROW_MISSING;	/* keep compiler quiet */
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, NoLock);
+	return outcome;
+}
+
+BookingRowOutcome
+BookingRowTryLock(BookingTable table, int64 home, ItemPointer tid)
+{
+	return LockVersion(table, home, tid, LockWaitSkip, NULL, NULL);
+}
+
+/*
+ * Waits for the resource row in the queue of its buyers and locks its
+ * latest version, read into res.  The caller runs it in a guarded
+ * subtransaction with lock_timeout set to end at deadline, and pops that
+ * setting afterwards (the setting made here for the row's wait with it); an
+ * error releases the queue with the subtransaction.
+ */
+BookingRowOutcome
+BookingRowWaitResource(int64 id, int64 home, ItemPointer tid, TimestampTz deadline,
+					   BookingResource *res)
+{
+	LOCKTAG		tag;
+	BookingRowOutcome outcome;
+	int			left_ms;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) id >> 32), (uint32) id,
+						 BOOKING_QUEUE_LOCK_SPACE);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+
+	/* the time in the queue counts: the row gets what is left */
+	left_ms = BookingMillisecondsLeft(deadline);
+	if (left_ms <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("canceling statement due to lock timeout")));
+	(void) BookingPushLockTimeout(left_ms);
+	outcome = LockVersion(BOOKING_TABLE_RESOURCES, home, tid, LockWaitBlock, res, NULL);
+	LockRelease(&tag, ExclusiveLock, false);
+	if (outcome == BOOKING_ROW_LOCKED)
+	{
+		res->id = id;
+		res->home = home;
+	}
+	return outcome;
+}
+
+/*
+ * Reads the latest committed version of every stripe of a resource, in
+ * stripe order, up to max; returns how many there are.
+ */
+int
+BookingRowPeekStripes(int64 resource, int64 home, BookingStripeRow *rows, int max)
+{
+	Relation	rel;
+	Relation	pkey;
+	IndexScanDesc scan;
+	ScanKeyData skey[2];
+	Snapshot	snapshot;
+	TupleTableSlot *slot;
+	AttrNumber	stripe_col;
+	AttrNumber	free_col;
+	int			n = 0;
+
+	CommandCounterIncrement();
+	rel = OpenTable(BOOKING_TABLE_STRIPES, home);
+	stripe_col = ColumnOf(rel, "stripe");
+	free_col = ColumnOf(rel, "free");
+	pkey = index_open(RelationGetPrimaryKeyIndex(rel), AccessShareLock);
+	ScanKeyInit(&skey[0], IndexColumnOf(pkey, ColumnOf(rel, "home")), BTEqualStrategyNumber,
+				F_INT8EQ, Int64GetDatum(home));
+	ScanKeyInit(&skey[1], IndexColumnOf(pkey, ColumnOf(rel, "resource_id")), BTEqualStrategyNumber,
+				F_INT8EQ, Int64GetDatum(resource));
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	slot = table_slot_create(rel, NULL);
+	scan = index_beginscan(rel, pkey, snapshot, 2, 0);
+	index_rescan(scan, skey, 2, NULL, 0);
+	while (n < max && index_getnext_slot(scan, ForwardScanDirection, slot))
+	{
+		rows[n].stripe = (int32) GetInt(slot, stripe_col, false);
+		rows[n].free = (int32) GetInt(slot, free_col, false);
+		rows[n].tid = slot->tts_tid;
+		n++;
+	}
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	UnregisterSnapshot(snapshot);
+	index_close(pkey, NoLock);
+	table_close(rel, NoLock);
+	return n;
+}
+
+/*
+ * Waits for a stripe row and locks its latest version; *free is what it
+ * has then.  Run as BookingRowWaitResource is, but with no queue: a
+ * stripe's buyers are few.
+ */
+BookingRowOutcome
+BookingRowWaitStripe(int64 home, ItemPointer tid, int32 *free)
+{
+	return LockVersion(BOOKING_TABLE_STRIPES, home, tid, LockWaitBlock, NULL, free);
+}
