@@ -143,6 +143,7 @@ typedef struct BookingResource
 extern int	booking_lock_timeout_ms;
 extern void BookingLockInit(void);
 extern BookingLockOutcome BookingLockResource(int64 id, int timeout_ms, BookingResource *res);
+extern BookingLockOutcome BookingLockPeeked(BookingResource *res, ItemPointer tid, int timeout_ms);
 extern bool BookingTryLockResource(int64 id, BookingResource *res);
 extern BookingLockOutcome BookingWaitGuarded(BookingGuardedFn fn, void *arg, int timeout_ms);
 extern BookingLockOutcome BookingWaitGuardedTry(BookingTryFn fn, void *arg, int timeout_ms,

@@ -26,6 +26,7 @@
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "utils/guc.h"
+#include "utils/timestamp.h"
 
 #include "booking.h"
 
@@ -189,7 +190,7 @@ BookingLockOutcome
 BookingLockResource(int64 id, int timeout_ms, BookingResource *res)
 {
 	LockArgs	la = {id, NULL, false, res};
-	BookingLockOutcome outcome;
+	ItemPointerData tid;
 
 	if (IsolationUsesXactSnapshot())
 	{
@@ -201,16 +202,56 @@ BookingLockResource(int64 id, int timeout_ms, BookingResource *res)
 		return ResourceExists(id) ? BOOKING_LOCK_RETRY : BOOKING_LOCK_NOT_FOUND;
 	}
 
-	if (BookingTryLockResource(id, res))
-		return BOOKING_LOCKED;
-	if (!ResourceExists(id))
+	if (!BookingRowPeekResource(id, BookingHome(id), res, &tid))
 		return BOOKING_LOCK_NOT_FOUND;
+	return BookingLockPeeked(res, &tid, timeout_ms);
+}
+
+typedef struct WaitArgs
+{
+	BookingResource *res;
+	ItemPointerData tid;
+	TimestampTz deadline;
+	BookingRowOutcome outcome;
+} WaitArgs;
+
+static void
+RunWaitResource(void *arg)
+{
+	WaitArgs   *wa = (WaitArgs *) arg;
+
+	wa->outcome = BookingRowWaitResource(wa->res->id, wa->res->home, &wa->tid,
+										 wa->deadline, wa->res);
+}
+
+/*
+ * READ COMMITTED: locks resource res->id at version tid, which the caller
+ * has just read with BookingRowPeekResource into res (rowlock.c), or waits
+ * for it in the queue of its buyers; res is then its latest version.
+ */
+BookingLockOutcome
+BookingLockPeeked(BookingResource *res, ItemPointer tid, int timeout_ms)
+{
+	WaitArgs	wa;
+	BookingLockOutcome outcome;
+
+	switch (BookingRowTryLock(BOOKING_TABLE_RESOURCES, res->home, tid))
+	{
+		case BOOKING_ROW_LOCKED:
+			return BOOKING_LOCKED;
+		case BOOKING_ROW_MISSING:
+			return BOOKING_LOCK_NOT_FOUND;
+		case BOOKING_ROW_HELD:
+			break;
+	}
 	if (timeout_ms <= 0)
 		return BOOKING_LOCK_BUSY;
-
-	la.plan = &wait_lock_plan;
-	outcome = BookingWaitGuarded(RunLockStatement, &la, timeout_ms);
-	if (outcome == BOOKING_LOCKED && !la.found)
+	wa.res = res;
+	wa.tid = *tid;
+	wa.deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
+	wa.outcome = BOOKING_ROW_MISSING;
+	outcome = BookingWaitGuarded(RunWaitResource, &wa, timeout_ms);
+	if (outcome == BOOKING_LOCKED && wa.outcome != BOOKING_ROW_LOCKED)
 		return BOOKING_LOCK_NOT_FOUND;
 	return outcome;
 }
