@@ -215,7 +215,8 @@ extern BookingRowOutcome BookingRowTryLock(BookingTable table, int64 home, ItemP
 extern BookingRowOutcome BookingRowWaitResource(int64 id, int64 home, ItemPointer tid,
 												TimestampTz deadline, BookingResource *res);
 extern int	BookingRowPeekStripes(int64 resource, int64 home, BookingStripeRow *rows, int max);
-extern BookingRowOutcome BookingRowWaitStripe(int64 home, ItemPointer tid, int32 *free);
+extern BookingRowOutcome BookingRowWaitStripe(int64 resource, int32 stripe, int64 home,
+											  ItemPointer tid, TimestampTz deadline, int32 *free);
 
 /* call.c: the frame every mutating call runs in */
 typedef void (*BookingBodyFn) (void *state, BookingResult *res);

@@ -47,7 +47,10 @@
 
 #include "booking.h"
 
-/* advisory lock class of the waiting queue (pg_locks.objsubid) */
+/*
+ * advisory lock class of the waiting queue (pg_locks.objsubid): 16977 for a
+ * resource row, 16978 + n for its stripe n (n < 64)
+ */
 #define BOOKING_QUEUE_LOCK_SPACE 16977
 
 static Relation
@@ -218,6 +221,19 @@ BookingRowTryLock(BookingTable table, int64 home, ItemPointer tid)
 	return LockVersion(table, home, tid, LockWaitSkip, NULL, NULL);
 }
 
+/* The time in the queue counts: the row's wait gets what is left of it. */
+static void
+PushTimeLeft(TimestampTz deadline)
+{
+	int			left_ms = BookingMillisecondsLeft(deadline);
+
+	if (left_ms <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("canceling statement due to lock timeout")));
+	(void) BookingPushLockTimeout(left_ms);
+}
+
 /*
  * Waits for the resource row in the queue of its buyers and locks its
  * latest version, read into res.  The caller runs it in a guarded
@@ -231,19 +247,11 @@ BookingRowWaitResource(int64 id, int64 home, ItemPointer tid, TimestampTz deadli
 {
 	LOCKTAG		tag;
 	BookingRowOutcome outcome;
-	int			left_ms;
 
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) id >> 32), (uint32) id,
 						 BOOKING_QUEUE_LOCK_SPACE);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
-
-	/* the time in the queue counts: the row gets what is left */
-	left_ms = BookingMillisecondsLeft(deadline);
-	if (left_ms <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("canceling statement due to lock timeout")));
-	(void) BookingPushLockTimeout(left_ms);
+	PushTimeLeft(deadline);
 	outcome = LockVersion(BOOKING_TABLE_RESOURCES, home, tid, LockWaitBlock, res, NULL);
 	LockRelease(&tag, ExclusiveLock, false);
 	if (outcome == BOOKING_ROW_LOCKED)
@@ -300,12 +308,28 @@ BookingRowPeekStripes(int64 resource, int64 home, BookingStripeRow *rows, int ma
 }
 
 /*
- * Waits for a stripe row and locks its latest version; *free is what it
- * has then.  Run as BookingRowWaitResource is, but with no queue: a
- * stripe's buyers are few.
+ * Waits for a stripe row in the queue of its buyers (as for a resource
+ * row, a queue per stripe: at the end of a striped sale every buyer
+ * converges on the few stripes left) and locks its latest version; *free
+ * is what it has then.  Run as BookingRowWaitResource is.
  */
 BookingRowOutcome
-BookingRowWaitStripe(int64 home, ItemPointer tid, int32 *free)
+BookingRowWaitStripe(int64 resource, int32 stripe, int64 home, ItemPointer tid,
+					 TimestampTz deadline, int32 *free)
 {
-	return LockVersion(BOOKING_TABLE_STRIPES, home, tid, LockWaitBlock, NULL, free);
+	LOCKTAG		tag;
+	BookingRowOutcome outcome;
+
+	if (stripe < 0 || stripe >= 64)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("resource %lld has a stripe numbered %d", (long long) resource, stripe),
+				 errhint("set_stripes numbers stripes from 0 to 63; run it again to rebuild them.")));
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) resource >> 32), (uint32) resource,
+						 BOOKING_QUEUE_LOCK_SPACE + 1 + stripe);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	PushTimeLeft(deadline);
+	outcome = LockVersion(BOOKING_TABLE_STRIPES, home, tid, LockWaitBlock, NULL, free);
+	LockRelease(&tag, ExclusiveLock, false);
+	return outcome;
 }

@@ -37,6 +37,9 @@ PG_FUNCTION_INFO_V1(booking_set_stripes);
 
 #define BOOKING_MAX_STRIPES 64
 
+/* looks at the stripes again this often after a wait found its stripe short */
+#define STRIPE_ROUNDS 4
+
 /*
  * $1..$8 are the booking row's (booking.h: $7 is the home); $9 the offset,
  * $10 the stripes.  Each buyer starts at its own stripe, so concurrent buyers
@@ -282,6 +285,7 @@ typedef struct WaitStripeArgs
 	const Datum *row;
 	const char *row_nulls;
 	BookingStripeRow stripe;
+	TimestampTz deadline;
 	int64		booking_id;
 } WaitStripeArgs;
 
@@ -292,8 +296,10 @@ RunWaitStripe(void *arg)
 	WaitStripeArgs *wa = (WaitStripeArgs *) arg;
 	int32		free;
 
-	if (BookingRowWaitStripe(DatumGetInt64(wa->row[6]), &wa->stripe.tid, &free) !=
-		BOOKING_ROW_LOCKED || free < DatumGetInt32(wa->row[1]))
+	if (BookingRowWaitStripe(DatumGetInt64(wa->row[0]), wa->stripe.stripe,
+							 DatumGetInt64(wa->row[6]), &wa->stripe.tid, wa->deadline,
+							 &free) != BOOKING_ROW_LOCKED ||
+		free < DatumGetInt32(wa->row[1]))
 		return false;
 	return TakeFromLocked(wa->row, wa->row_nulls, &wa->stripe, &wa->booking_id);
 }
@@ -318,59 +324,83 @@ BookingStripesTakeCommitted(const Datum *row, const char *row_nulls, int timeout
 	int64		resource = DatumGetInt64(row[0]);
 	int32		quantity = DatumGetInt32(row[1]);
 	int64		home = DatumGetInt64(row[6]);
-	int			n;
-	int			first = -1;
-	int32		offset;
+	TimestampTz deadline = 0;
 	WaitStripeArgs wa;
-	bool		taken = false;
 
-	n = BookingRowPeekStripes(resource, home, rows, BOOKING_MAX_STRIPES);
-	*nstripes = n;
-	*total = 0;
-	for (int i = 0; i < n; i++)
-		*total += rows[i].free;
-	if (n == 0)
-		return BOOKING_LOCK_NOT_FOUND;
-
-	offset = StripeOffset(n);
-	for (int k = 0; k < n; k++)
+	for (int round = 0;; round++)
 	{
-		BookingStripeRow *s = &rows[(k + offset) % n];
+		int			n;
+		int			first = -1;
+		int32		offset;
+		bool		taken = false;
+		int			left_ms;
 
-		if (s->free < quantity)
-			continue;
-		if (first < 0)
-			first = (k + offset) % n;
-		switch (BookingRowTryLock(BOOKING_TABLE_STRIPES, home, &s->tid))
+		n = BookingRowPeekStripes(resource, home, rows, BOOKING_MAX_STRIPES);
+		*nstripes = n;
+		*total = 0;
+		for (int i = 0; i < n; i++)
+			*total += rows[i].free;
+		if (n == 0)
+			return BOOKING_LOCK_NOT_FOUND;
+
+		offset = StripeOffset(n);
+		for (int k = 0; k < n; k++)
 		{
-			case BOOKING_ROW_LOCKED:
-				if (!TakeFromLocked(row, row_nulls, s, booking_id))
-					elog(ERROR, "stripe %d of resource %lld changed under its row lock",
-						 s->stripe, (long long) resource);
-				return BOOKING_LOCKED;
-			case BOOKING_ROW_HELD:
-			case BOOKING_ROW_MISSING:
-				break;
-		}
-	}
-	if (first < 0 || timeout_ms <= 0)
-		return first < 0 ? BOOKING_LOCK_NOT_FOUND : BOOKING_LOCK_BUSY;
+			BookingStripeRow *s = &rows[(k + offset) % n];
 
-	wa.row = row;
-	wa.row_nulls = row_nulls;
-	wa.stripe = rows[first];
-	wa.booking_id = -1;
-	switch (BookingWaitGuardedTry(RunWaitStripe, &wa, timeout_ms, &taken))
-	{
-		case BOOKING_LOCKED:
-			if (!taken)
-				return BOOKING_LOCK_NOT_FOUND;
-			*booking_id = wa.booking_id;
-			return BOOKING_LOCKED;
-		case BOOKING_LOCK_BUSY:
+			if (s->free < quantity)
+				continue;
+			if (first < 0)
+				first = (k + offset) % n;
+			switch (BookingRowTryLock(BOOKING_TABLE_STRIPES, home, &s->tid))
+			{
+				case BOOKING_ROW_LOCKED:
+					if (!TakeFromLocked(row, row_nulls, s, booking_id))
+						elog(ERROR, "stripe %d of resource %lld changed under its row lock",
+							 s->stripe, (long long) resource);
+					return BOOKING_LOCKED;
+				case BOOKING_ROW_HELD:
+				case BOOKING_ROW_MISSING:
+					break;
+			}
+		}
+		if (first < 0)
+			return BOOKING_LOCK_NOT_FOUND;
+		if (timeout_ms <= 0)
 			return BOOKING_LOCK_BUSY;
-		default:
-			return BOOKING_LOCK_RETRY;
+		if (deadline == 0)
+			deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
+		left_ms = BookingMillisecondsLeft(deadline);
+		if (left_ms <= 0)
+			return BOOKING_LOCK_BUSY;
+
+		wa.row = row;
+		wa.row_nulls = row_nulls;
+		wa.stripe = rows[first];
+		wa.deadline = deadline;
+		wa.booking_id = -1;
+		switch (BookingWaitGuardedTry(RunWaitStripe, &wa, left_ms, &taken))
+		{
+			case BOOKING_LOCKED:
+				if (taken)
+				{
+					*booking_id = wa.booking_id;
+					return BOOKING_LOCKED;
+				}
+				break;
+			case BOOKING_LOCK_BUSY:
+				return BOOKING_LOCK_BUSY;
+			default:
+				return BOOKING_LOCK_RETRY;
+		}
+
+		/*
+		 * The stripe ran short while we waited: near the end of a sale every
+		 * buyer converges on the few stripes left.  Look again, a few times,
+		 * before the slow path locks them all.
+		 */
+		if (round >= STRIPE_ROUNDS - 1)
+			return BOOKING_LOCK_NOT_FOUND;
 	}
 }
 
