@@ -27,6 +27,7 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/indexing.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "lib/stringinfo.h"
@@ -81,6 +82,8 @@ typedef struct KeyColumns
 	AttrNumber	booking_id;
 	AttrNumber	http_status;
 	AttrNumber	message;
+	AttrNumber	ok;
+	AttrNumber	created_at;
 } KeyColumns;
 
 static KeyColumns key_columns;
@@ -139,6 +142,8 @@ LoadKeyColumns(Oid relid)
 	key_columns.booking_id = KeyColumn(relid, "booking_id", INT8OID);
 	key_columns.http_status = KeyColumn(relid, "http_status", INT4OID);
 	key_columns.message = KeyColumn(relid, "message", TEXTOID);
+	key_columns.ok = KeyColumn(relid, "ok", BOOLOID);
+	key_columns.created_at = KeyColumn(relid, "created_at", TIMESTAMPTZOID);
 	key_columns.valid = true;
 }
 
@@ -344,10 +349,62 @@ BookingClaimKey(BookingKey *key, int timeout_ms, TimestampTz now, BookingResult 
  * unless it says nothing happened (busy, retry: a retry must do the work),
  * then lets the next request with the key go on.
  */
+/*
+ * Stores the result row on one server without a statement: the heap tuple
+ * and its index entries, as PostgreSQL stores a catalog row (the primary
+ * key is checked for uniqueness as an INSERT would; the table has neither
+ * triggers nor expression or partial indexes).  Its one CHECK, the key's
+ * length, is what BookingArgKey enforces on every key before any call.
+ * On Citus the row goes through the executor: Citus must see the write.
+ */
+static void
+StoreKeyDirect(BookingKey *key, const BookingResult *res, TimestampTz now)
+{
+	Relation	rel = table_open(BookingTableOid(BOOKING_TABLE_KEYS), RowExclusiveLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	Datum	   *values = palloc0(sizeof(Datum) * desc->natts);
+	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
+	HeapTuple	tuple;
+
+	LoadKeyColumns(RelationGetRelid(rel));
+	for (int i = 0; i < desc->natts; i++)
+		nulls[i] = true;
+#define SET_COLUMN(col, value) \
+	do { values[key_columns.col - 1] = (value); nulls[key_columns.col - 1] = false; } while (0)
+	SET_COLUMN(home, Int64GetDatum(key->home));
+	SET_COLUMN(key, CStringGetTextDatum(key->key));
+	SET_COLUMN(request, CStringGetTextDatum(key->request));
+	SET_COLUMN(ok, BoolGetDatum(BookingCodeIsOk(res->code)));
+	SET_COLUMN(code, CStringGetTextDatum(BookingCodeName(res->code)));
+	if (res->has_booking_id)
+		SET_COLUMN(booking_id, Int64GetDatum(res->booking_id));
+	SET_COLUMN(http_status, Int32GetDatum(BookingCodeHttpStatus(res->code)));
+	SET_COLUMN(message, CStringGetTextDatum(res->message));
+	SET_COLUMN(created_at, TimestampTzGetDatum(now));
+#undef SET_COLUMN
+	/* a column added later without a default would be NULL here: refuse */
+	for (int i = 0; i < desc->natts; i++)
+		if (nulls[i] && !TupleDescAttr(desc, i)->attisdropped &&
+			i != key_columns.booking_id - 1 && TupleDescAttr(desc, i)->attnotnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("booking.idempotency_keys has a column \"%s\" this library does not fill",
+							NameStr(TupleDescAttr(desc, i)->attname)),
+					 errhint("Reinstall or update the extension (ALTER EXTENSION booking UPDATE).")));
+	tuple = heap_form_tuple(desc, values, nulls);
+	CatalogTupleInsert(rel, tuple);
+	heap_freetuple(tuple);
+	table_close(rel, NoLock);
+}
+
 void
 BookingFinishKey(BookingKey *key, const BookingResult *res, TimestampTz now)
 {
-	if (res->code != BOOKING_BUSY && res->code != BOOKING_RETRY)
+	bool		store = res->code != BOOKING_BUSY && res->code != BOOKING_RETRY;
+
+	if (store && !BookingDistributed())
+		StoreKeyDirect(key, res, now);
+	else if (store)
 	{
 		Datum		values[9];
 		char		nulls[9] = "         ";
