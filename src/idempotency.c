@@ -16,9 +16,10 @@
  *
  *	  The look-up is a direct probe of the primary key index with a dirty
  *	  snapshot, which sees rows of transactions in progress (and so whom to
- *	  wait for) and takes no SSI predicate lock.  Columns are found by name
- *	  and the OIDs cached until a relcache invalidation, so an added column
- *	  does not break it.
+ *	  wait for) and takes no SSI predicate lock.  On one server the result
+ *	  row is stored without a statement too.  Columns are found by name and
+ *	  the OIDs cached until a relcache invalidation, so an added column does
+ *	  not break it.
  */
 #include "postgres.h"
 
