@@ -165,6 +165,7 @@ extern void BookingTablesInit(void);
 extern Oid	BookingTableOid(BookingTable table);
 extern Oid	BookingTableOidIfKnown(BookingTable table);
 extern BookingLockOutcome BookingLockTables(int timeout_ms, bool with_keys);
+extern int	BookingTimeLeft(int timeout_ms, TimestampTz *deadline);
 extern int	BookingMillisecondsLeft(TimestampTz deadline);
 
 /* route.c: on Citus, a call runs on the node that holds its shard */

@@ -287,13 +287,8 @@ WaitForXact(void *arg)
 static BookingLockOutcome
 WaitBounded(BookingGuardedFn fn, void *arg, int timeout_ms, TimestampTz *deadline)
 {
-	int			left_ms;
+	int			left_ms = BookingTimeLeft(timeout_ms, deadline);
 
-	if (timeout_ms <= 0)
-		return BOOKING_LOCK_BUSY;
-	if (*deadline == 0)
-		*deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
-	left_ms = BookingMillisecondsLeft(*deadline);
 	if (left_ms <= 0)
 		return BOOKING_LOCK_BUSY;
 	return BookingWaitGuarded(fn, arg, left_ms);

@@ -366,11 +366,7 @@ BookingStripesTakeCommitted(const Datum *row, const char *row_nulls, int timeout
 		}
 		if (first < 0)
 			return BOOKING_LOCK_NOT_FOUND;
-		if (timeout_ms <= 0)
-			return BOOKING_LOCK_BUSY;
-		if (deadline == 0)
-			deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
-		left_ms = BookingMillisecondsLeft(deadline);
+		left_ms = BookingTimeLeft(timeout_ms, &deadline);
 		if (left_ms <= 0)
 			return BOOKING_LOCK_BUSY;
 

@@ -115,11 +115,7 @@ BookingLockTables(int timeout_ms, bool with_keys)
 		tw.relid = BookingTableOid((BookingTable) i);
 		if (ConditionalLockRelationOid(tw.relid, RowExclusiveLock))
 			continue;
-		if (timeout_ms <= 0)
-			return BOOKING_LOCK_BUSY;
-		if (deadline == 0)
-			deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
-		left_ms = BookingMillisecondsLeft(deadline);
+		left_ms = BookingTimeLeft(timeout_ms, &deadline);
 		if (left_ms <= 0)
 			return BOOKING_LOCK_BUSY;
 		outcome = BookingWaitGuarded(WaitForTable, &tw, left_ms);
@@ -130,6 +126,20 @@ BookingLockTables(int timeout_ms, bool with_keys)
 }
 
 /* Milliseconds until deadline, rounded up; 0 or less once it has passed. */
+/*
+ * What is left of a wait of timeout_ms whose clock starts at the first call
+ * (*deadline 0 until then); 0 when nothing is left or no wait is allowed.
+ */
+int
+BookingTimeLeft(int timeout_ms, TimestampTz *deadline)
+{
+	if (timeout_ms <= 0)
+		return 0;
+	if (*deadline == 0)
+		*deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
+	return BookingMillisecondsLeft(*deadline);
+}
+
 int
 BookingMillisecondsLeft(TimestampTz deadline)
 {
