@@ -235,6 +235,21 @@ TakeNow(SeatRequest *req)
 	return isnull ? SEATS_SHORT : SEATS_TAKEN;
 }
 
+/* A guarded wait's outcome as a take outcome. */
+static TakeOutcome
+TakeOutcomeOf(BookingLockOutcome outcome, bool taken)
+{
+	switch (outcome)
+	{
+		case BOOKING_LOCKED:
+			return taken ? SEATS_TAKEN : SEATS_SHORT;
+		case BOOKING_LOCK_BUSY:
+			return SEATS_BUSY;
+		default:
+			return SEATS_RETRY;
+	}
+}
+
 /*
  * The same conditional UPDATE, waiting for the row (bounded, in a guarded
  * subtransaction), so the row lock is held from the decision to the commit
@@ -250,15 +265,7 @@ TakeWaiting(SeatRequest *req)
 
 	if (req->timeout_ms <= 0)
 		return SEATS_BUSY;
-	switch (BookingWaitGuardedTry(RunTakeWait, req, req->timeout_ms, &taken))
-	{
-		case BOOKING_LOCKED:
-			return taken ? SEATS_TAKEN : SEATS_SHORT;
-		case BOOKING_LOCK_BUSY:
-			return SEATS_BUSY;
-		default:
-			return SEATS_RETRY;
-	}
+	return TakeOutcomeOf(BookingWaitGuardedTry(RunTakeWait, req, req->timeout_ms, &taken), taken);
 }
 
 static void
@@ -448,15 +455,7 @@ TakeQueued(SeatRequest *req, ItemPointer tid)
 	qa.req = req;
 	qa.tid = *tid;
 	qa.deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), req->timeout_ms);
-	switch (BookingWaitGuardedTry(RunTakeQueued, &qa, req->timeout_ms, &taken))
-	{
-		case BOOKING_LOCKED:
-			return taken ? SEATS_TAKEN : SEATS_SHORT;
-		case BOOKING_LOCK_BUSY:
-			return SEATS_BUSY;
-		default:
-			return SEATS_RETRY;
-	}
+	return TakeOutcomeOf(BookingWaitGuardedTry(RunTakeQueued, &qa, req->timeout_ms, &taken), taken);
 }
 
 /*
