@@ -40,6 +40,7 @@
 #include "nodes/lockoptions.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
+#include "storage/proc.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -123,6 +124,45 @@ ReadResource(Relation rel, TupleTableSlot *slot, BookingResource *res)
 	res->stripes = (int32) GetInt(slot, ColumnOf(rel, "stripes"), false);
 }
 
+/* An index scan of a table's primary key on (home, <column> = key), latest committed rows. */
+typedef struct LatestScan
+{
+	Relation	rel;
+	Relation	pkey;
+	Snapshot	snapshot;
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+} LatestScan;
+
+static void
+BeginLatestScan(LatestScan *ls, BookingTable table, int64 home, const char *column, int64 key)
+{
+	ScanKeyData skey[2];
+
+	/* our own earlier statements count, as they would for the next one */
+	CommandCounterIncrement();
+	ls->rel = OpenTable(table, home);
+	ls->pkey = index_open(RelationGetPrimaryKeyIndex(ls->rel), AccessShareLock);
+	ScanKeyInit(&skey[0], IndexColumnOf(ls->pkey, ColumnOf(ls->rel, "home")),
+				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(home));
+	ScanKeyInit(&skey[1], IndexColumnOf(ls->pkey, ColumnOf(ls->rel, column)),
+				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(key));
+	ls->snapshot = RegisterSnapshot(GetLatestSnapshot());
+	ls->slot = table_slot_create(ls->rel, NULL);
+	ls->scan = index_beginscan(ls->rel, ls->pkey, ls->snapshot, 2, 0);
+	index_rescan(ls->scan, skey, 2, NULL, 0);
+}
+
+static void
+EndLatestScan(LatestScan *ls)
+{
+	index_endscan(ls->scan);
+	ExecDropSingleTupleTableSlot(ls->slot);
+	UnregisterSnapshot(ls->snapshot);
+	index_close(ls->pkey, NoLock);
+	table_close(ls->rel, NoLock);
+}
+
 /*
  * Reads the latest committed version of resource id (and what this
  * transaction wrote to it) through the primary key: false when there is
@@ -131,39 +171,19 @@ ReadResource(Relation rel, TupleTableSlot *slot, BookingResource *res)
 bool
 BookingRowPeekResource(int64 id, int64 home, BookingResource *res, ItemPointer tid)
 {
-	Relation	rel;
-	Relation	pkey;
-	IndexScanDesc scan;
-	ScanKeyData skey[2];
-	Snapshot	snapshot;
-	TupleTableSlot *slot;
+	LatestScan	ls;
 	bool		found;
 
-	/* our own earlier statements count, as they would for the next one */
-	CommandCounterIncrement();
-	rel = OpenTable(BOOKING_TABLE_RESOURCES, home);
-	pkey = index_open(RelationGetPrimaryKeyIndex(rel), AccessShareLock);
-	ScanKeyInit(&skey[0], IndexColumnOf(pkey, ColumnOf(rel, "home")), BTEqualStrategyNumber,
-				F_INT8EQ, Int64GetDatum(home));
-	ScanKeyInit(&skey[1], IndexColumnOf(pkey, ColumnOf(rel, "id")), BTEqualStrategyNumber,
-				F_INT8EQ, Int64GetDatum(id));
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	slot = table_slot_create(rel, NULL);
-	scan = index_beginscan(rel, pkey, snapshot, 2, 0);
-	index_rescan(scan, skey, 2, NULL, 0);
-	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	BeginLatestScan(&ls, BOOKING_TABLE_RESOURCES, home, "id", id);
+	found = index_getnext_slot(ls.scan, ForwardScanDirection, ls.slot);
 	if (found)
 	{
 		res->id = id;
 		res->home = home;
-		ReadResource(rel, slot, res);
-		*tid = slot->tts_tid;
+		ReadResource(ls.rel, ls.slot, res);
+		*tid = ls.slot->tts_tid;
 	}
-	index_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
-	UnregisterSnapshot(snapshot);
-	index_close(pkey, NoLock);
-	table_close(rel, NoLock);
+	EndLatestScan(&ls);
 	return found;
 }
 
@@ -221,7 +241,11 @@ BookingRowTryLock(BookingTable table, int64 home, ItemPointer tid)
 	return LockVersion(table, home, tid, LockWaitSkip, NULL, NULL);
 }
 
-/* The time in the queue counts: the row's wait gets what is left of it. */
+/*
+ * The time in the queue counts: the row's wait gets what is left of it.
+ * The caller set lock_timeout for the whole wait; it is set again only when
+ * the queue took a part of it.
+ */
 static void
 PushTimeLeft(TimestampTz deadline)
 {
@@ -231,7 +255,8 @@ PushTimeLeft(TimestampTz deadline)
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 				 errmsg("canceling statement due to lock timeout")));
-	(void) BookingPushLockTimeout(left_ms);
+	if (left_ms < LockTimeout)
+		(void) BookingPushLockTimeout(left_ms);
 }
 
 /*
@@ -269,41 +294,22 @@ BookingRowWaitResource(int64 id, int64 home, ItemPointer tid, TimestampTz deadli
 int
 BookingRowPeekStripes(int64 resource, int64 home, BookingStripeRow *rows, int max)
 {
-	Relation	rel;
-	Relation	pkey;
-	IndexScanDesc scan;
-	ScanKeyData skey[2];
-	Snapshot	snapshot;
-	TupleTableSlot *slot;
+	LatestScan	ls;
 	AttrNumber	stripe_col;
 	AttrNumber	free_col;
 	int			n = 0;
 
-	CommandCounterIncrement();
-	rel = OpenTable(BOOKING_TABLE_STRIPES, home);
-	stripe_col = ColumnOf(rel, "stripe");
-	free_col = ColumnOf(rel, "free");
-	pkey = index_open(RelationGetPrimaryKeyIndex(rel), AccessShareLock);
-	ScanKeyInit(&skey[0], IndexColumnOf(pkey, ColumnOf(rel, "home")), BTEqualStrategyNumber,
-				F_INT8EQ, Int64GetDatum(home));
-	ScanKeyInit(&skey[1], IndexColumnOf(pkey, ColumnOf(rel, "resource_id")), BTEqualStrategyNumber,
-				F_INT8EQ, Int64GetDatum(resource));
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	slot = table_slot_create(rel, NULL);
-	scan = index_beginscan(rel, pkey, snapshot, 2, 0);
-	index_rescan(scan, skey, 2, NULL, 0);
-	while (n < max && index_getnext_slot(scan, ForwardScanDirection, slot))
+	BeginLatestScan(&ls, BOOKING_TABLE_STRIPES, home, "resource_id", resource);
+	stripe_col = ColumnOf(ls.rel, "stripe");
+	free_col = ColumnOf(ls.rel, "free");
+	while (n < max && index_getnext_slot(ls.scan, ForwardScanDirection, ls.slot))
 	{
-		rows[n].stripe = (int32) GetInt(slot, stripe_col, false);
-		rows[n].free = (int32) GetInt(slot, free_col, false);
-		rows[n].tid = slot->tts_tid;
+		rows[n].stripe = (int32) GetInt(ls.slot, stripe_col, false);
+		rows[n].free = (int32) GetInt(ls.slot, free_col, false);
+		rows[n].tid = ls.slot->tts_tid;
 		n++;
 	}
-	index_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
-	UnregisterSnapshot(snapshot);
-	index_close(pkey, NoLock);
-	table_close(rel, NoLock);
+	EndLatestScan(&ls);
 	return n;
 }
 
