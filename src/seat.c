@@ -261,11 +261,13 @@ TakeOutcomeOf(BookingLockOutcome outcome, bool taken)
 static TakeOutcome
 TakeWaiting(SeatRequest *req)
 {
+	BookingLockOutcome outcome;
 	bool		taken;
 
 	if (req->timeout_ms <= 0)
 		return SEATS_BUSY;
-	return TakeOutcomeOf(BookingWaitGuardedTry(RunTakeWait, req, req->timeout_ms, &taken), taken);
+	outcome = BookingWaitGuardedTry(RunTakeWait, req, req->timeout_ms, &taken);
+	return TakeOutcomeOf(outcome, taken);
 }
 
 static void
@@ -448,6 +450,7 @@ static TakeOutcome
 TakeQueued(SeatRequest *req, ItemPointer tid)
 {
 	QueuedArgs	qa;
+	BookingLockOutcome outcome;
 	bool		taken;
 
 	if (req->timeout_ms <= 0)
@@ -455,7 +458,8 @@ TakeQueued(SeatRequest *req, ItemPointer tid)
 	qa.req = req;
 	qa.tid = *tid;
 	qa.deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), req->timeout_ms);
-	return TakeOutcomeOf(BookingWaitGuardedTry(RunTakeQueued, &qa, req->timeout_ms, &taken), taken);
+	outcome = BookingWaitGuardedTry(RunTakeQueued, &qa, req->timeout_ms, &taken);
+	return TakeOutcomeOf(outcome, taken);
 }
 
 /*
