@@ -409,20 +409,27 @@ scenario_keys() {
 	done
 }
 
-# sell_once MODE ROUND: sells a fresh 2,000-seat resource to 64 clients making
-# 32 calls each (2,048 calls), prints "seconds p50_ms p99_ms" from pgbench's
-# per-call log: the time runs from the first call's start to the last call's
-# end; every call counts, the 48 that find it sold out too.  Each client
-# first makes one call on a resource of the same layout (not timed), so that
-# its connection is warm, as an application's pooled connections are.
+# sell_once MODE ROUND: a flash sale of a fresh 2,000-seat resource.  64
+# clients connect and warm up with one call on a resource of the same layout
+# (not timed), as an application's pooled connections have served calls before
+# a sale opens, and wait for the opening, 2 s after the start; then each makes
+# 48 calls (3,072 attempts for 2,000 seats: demand exceeds supply).  Prints
+# "seconds p50_ms p99_ms calls": the time from the opening to the last sale
+# (the last booking row's created_at, taken when it is written), and the
+# nearest-rank percentiles of the latencies of the calls that started before
+# that last sale.  Clients that have made all their calls disconnect, so a
+# fixed number of calls just covering the seats would time the clients'
+# leaving as much as the sale.
 sell_once() {
-	local mode=$1 round=$2 res sold left span
+	local mode=$1 round=$2 res sold left opens last late
 	res=$(qa -d bench_sellout -c "SELECT booking.create_resource('sale $mode $round', 2000)")
 	warm=$(qa -d bench_sellout -c "SELECT booking.create_resource('warm-up $mode $round', 1000000)")
 	[ "$mode" = single ] || { set_stripes bench_sellout "$res" 16; set_stripes bench_sellout "$warm" 16; }
 	q -d bench_sellout -c CHECKPOINT
-	pgbench -n -M prepared -c 64 -j "$THREADS" -t 33 -l --log-prefix="$work/sell.$mode.$round" \
-		-D resource="$res" -D warm="$warm" -D warmed=0 -f "$work/sellout.pgb" bench_sellout >"$work/sell.out" 2>&1 ||
+	opens=$(qa -d bench_sellout -c "SELECT round(extract(epoch FROM pg_catalog.clock_timestamp()) + 2, 3)")
+	pgbench -n -M prepared -c 64 -j "$THREADS" -t 49 -l --log-prefix="$work/sell.$mode.$round" \
+		-D resource="$res" -D warm="$warm" -D warmed=0 -D opens="$opens" \
+		-f "$work/sellout.pgb" bench_sellout >"$work/sell.out" 2>&1 ||
 		{ cat "$work/sell.out" >&2; echo "pgbench failed in the sell-out" >&2; return 1; }
 	sold=$(qa -d bench_sellout -c "SELECT coalesce(sum(quantity), 0) FROM booking.bookings
 		WHERE resource_id = $res AND status IN ('pending', 'confirmed')")
@@ -431,17 +438,22 @@ sell_once() {
 		echo "sell-out $mode: sold $sold and $left left, expected 2000 and 0" >&2
 		echo "$mode round $round: sold $sold, $left left" >>"$work/sellout.wrong"
 	fi
-	# a log line: client_id transaction_no latency_us script_no epoch_s epoch_us
-	# transaction 1 of each client is its warm-up call
-	span=$(cat "$work/sell.$mode.$round".* | awk -v lat="$work/lat" '$2 > 1 {
-		end = $5 * 1000000 + $6; start = end - $3; print $3 > lat
-		if (!seen || start < first) { first = start; seen = 1 } if (end > last) last = end }
-		END { printf "%.3f", (last - first) / 1e6 }')
-	# nearest-rank percentiles
-	sort -n "$work/lat" | awk -v span="$span" '{ l[NR] = $1 } END {
+	# microseconds since the epoch of the last sale
+	last=$(qa -d bench_sellout -c "SELECT (extract(epoch FROM max(created_at)) * 1000000)::bigint
+		FROM booking.bookings WHERE resource_id = $res")
+	# a log line: client_id transaction_no latency_us script_no epoch_s epoch_us;
+	# transaction 1 of each client is its warm-up and the wait for the opening
+	late=$(cat "$work/sell.$mode.$round".* | awk -v opens="$opens" '$2 == 1 && $5 + $6 / 1e6 > opens + 0.25 { n++ } END { print n + 0 }')
+	if [ "$late" != 0 ]; then
+		echo "sell-out $mode: $late clients were not ready at the opening" >&2
+		return 1
+	fi
+	cat "$work/sell.$mode.$round".* | awk -v last="$last" '$2 > 1 && $5 * 1000000 + $6 - $3 <= last { print $3 }' |
+		sort -n | awk -v span="$(awk -v l="$last" -v o="$opens" 'BEGIN { printf "%.3f", l / 1e6 - o }')" '
+		{ l[NR] = $1 } END {
 		p50 = l[int(NR * 0.50 + 0.999999)]; p99 = l[int(NR * 0.99 + 0.999999)]
 		printf "%s %.2f %.2f %d\n", span, p50 / 1000, p99 / 1000, NR }'
-	rm -f "$work/sell.$mode.$round".* "$work/lat"
+	rm -f "$work/sell.$mode.$round".*
 }
 
 scenario_sellout() {
@@ -449,7 +461,7 @@ scenario_sellout() {
 	declare -A s=() p=() n=()
 	rm -f "$work/sellout.wrong"
 	echo
-	echo "== sellout: 2,000 seats, 64 warm clients x 32 calls"
+	echo "== sellout: 2,000 seats, 64 warm clients x 48 calls from the opening"
 	new_db bench_sellout
 	if has_stripes bench_sellout; then
 		STRIPES=1
@@ -461,7 +473,7 @@ scenario_sellout() {
 		for mode in $modes; do
 			r=$(sell_once "$mode" "$round")
 			read -r secs p50 p99 calls <<<"$r"
-			[ "$calls" = 2048 ] || { echo "sell-out $mode: $calls calls logged, expected 2048" >&2; return 1; }
+			[ "$calls" -ge 2000 ] || { echo "sell-out $mode: $calls calls before the last sale, expected at least 2000" >&2; return 1; }
 			s[$mode]="${s[$mode]:-} $secs"; p[$mode]="${p[$mode]:-} $p50"; n[$mode]="${n[$mode]:-} $p99"
 		done
 	done
