@@ -284,18 +284,36 @@ extern char *BookingRequestString(const char *fn, int nfields, const char *const
 	"$1, $3, $2, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status " \
 	"ELSE 'pending'::booking.status END, $4, $5, $6 FROM " from " RETURNING id"
 
-/* seat.c: counter upkeep shared with the hold lifecycle */
-extern int32 BookingReclaimLapsedSeats(int64 resource, TimestampTz now);
-extern void BookingWriteTaken(int64 resource, int32 taken);
+/* counter.c: a resource's seats, on its row or its stripes, under its row lock */
+typedef enum BookingCounterTake
+{
+	BOOKING_COUNTER_TAKEN,
+	BOOKING_COUNTER_SOLD_OUT,
+	BOOKING_COUNTER_BUSY,
+	BOOKING_COUNTER_RETRY
+} BookingCounterTake;
+
+/* seats on their way back: the resource as read under its lock, the stripe locked */
+typedef struct BookingGiveBack
+{
+	BookingResource resource;
+	int32		stripe;
+} BookingGiveBack;
+
+extern int32 BookingCounterReclaim(const BookingResource *r, TimestampTz now);
+extern int64 BookingCounterFree(const BookingResource *r, int timeout_ms,
+								BookingLockOutcome *outcome);
+extern void BookingCounterSetTaken(const BookingResource *r, int32 capacity, int32 taken);
+extern BookingCounterTake BookingCounterTakeSeats(const BookingResource *r, int32 quantity,
+												  int timeout_ms, TimestampTz now,
+												  int64 *free_left);
+extern BookingLockOutcome BookingCounterOpenGiveBack(const BookingResource *r, int timeout_ms,
+													 BookingGiveBack *gb);
+extern void BookingCounterGiveBack(BookingGiveBack *gb, int32 seats);
+extern void BookingCounterSetLayout(const BookingResource *r, int32 stripes, int64 free);
 
 /* stripes.c: hot inventory */
-typedef enum BookingStripeTake
-{
-	BOOKING_STRIPE_TAKEN,
-	BOOKING_STRIPE_SOLD_OUT,
-	BOOKING_STRIPE_BUSY,
-	BOOKING_STRIPE_RETRY
-} BookingStripeTake;
+#define BOOKING_MAX_STRIPES 64
 
 extern void BookingStripesRemember(int64 resource, int32 stripes);
 extern int32 BookingStripesHint(int64 resource);
@@ -305,14 +323,12 @@ extern BookingLockOutcome BookingStripesTakeFast(const Datum *row, const char *r
 extern BookingLockOutcome BookingStripesTakeCommitted(const Datum *row, const char *row_nulls,
 													  int timeout_ms, int64 *booking_id,
 													  int64 *total, int *nstripes);
-extern BookingStripeTake BookingStripesTakeLocked(BookingResource *r, int32 quantity,
-												  int timeout_ms, TimestampTz now,
-												  int64 *free_left);
 extern BookingLockOutcome BookingStripesLockOne(int64 resource, int32 stripes, int timeout_ms,
 												int32 *stripe);
 extern void BookingStripeAdd(int64 resource, int32 stripe, int32 seats);
 extern int64 BookingStripesLockAll(int64 resource, int timeout_ms, BookingLockOutcome *outcome);
 extern void BookingStripesSpread(int64 resource, int32 stripes, int64 free);
+extern void BookingStripesRebuild(int64 resource, int64 home, int32 stripes, int64 free);
 
 /* slots.c */
 extern bool BookingNextFreeSlot(int64 resource, TimestampTz from, int64 length_us,

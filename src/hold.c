@@ -178,12 +178,11 @@ SetStatus(int64 booking, const char *status)
 static bool
 EndBooking(LifecycleRequest *req, LockedBooking *b, const char *status, BookingResult *res)
 {
-	int32		stripe = 0;
+	BookingGiveBack gb;
 
-	if (b->is_seat && b->resource.stripes > 1)
+	if (b->is_seat)
 	{
-		BookingLockOutcome outcome = BookingStripesLockOne(b->resource.id, b->resource.stripes,
-														   req->timeout_ms, &stripe);
+		BookingLockOutcome outcome = BookingCounterOpenGiveBack(&b->resource, req->timeout_ms, &gb);
 
 		if (outcome != BOOKING_LOCKED)
 		{
@@ -192,10 +191,8 @@ EndBooking(LifecycleRequest *req, LockedBooking *b, const char *status, BookingR
 		}
 	}
 	SetStatus(req->booking, status);
-	if (b->is_seat && b->resource.stripes > 1)
-		BookingStripeAdd(b->resource.id, stripe, b->quantity);
-	else if (b->is_seat)
-		BookingWriteTaken(b->resource.id, b->resource.taken - b->quantity);
+	if (b->is_seat)
+		BookingCounterGiveBack(&gb, b->quantity);
 	return true;
 }
 
@@ -473,14 +470,11 @@ ExpireResource(void *arg)
 	ExpireArgs *ea = (ExpireArgs *) arg;
 	BookingResource r;
 	Datum		values[4];
-	int32		seats;
-	int32		stripe = 0;
+	BookingGiveBack gb;
 
 	/* a busy resource is skipped: its bookers reclaim lapsed holds themselves */
-	if (!BookingTryLockResource(ea->resource, &r))
-		return;
-	if (r.stripes > 1 &&
-		BookingStripesLockOne(ea->resource, r.stripes, 0, &stripe) != BOOKING_LOCKED)
+	if (!BookingTryLockResource(ea->resource, &r) ||
+		BookingCounterOpenGiveBack(&r, 0, &gb) != BOOKING_LOCKED)
 		return;
 	values[0] = Int64GetDatum(ea->resource);
 	values[1] = TimestampTzGetDatum(ea->now);
@@ -488,11 +482,7 @@ ExpireResource(void *arg)
 	values[3] = Int64GetDatum(r.home);
 	(void) BookingExecute(&expire_plan, values, NULL, false, 1);
 	ea->expired = BookingGetInt64(0, 1, NULL);
-	seats = BookingGetInt32(0, 2, NULL);
-	if (seats > 0 && r.stripes > 1)
-		BookingStripeAdd(ea->resource, stripe, seats);
-	else if (seats > 0)
-		BookingWriteTaken(ea->resource, r.taken - seats);
+	BookingCounterGiveBack(&gb, BookingGetInt32(0, 2, NULL));
 }
 
 typedef struct PurgeArgs

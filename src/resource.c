@@ -1,10 +1,12 @@
 /*
  * resource.c
  *	  Resources: booking.create_resource, booking.set_capacity (an optimistic
- *	  write for slow human edits) and booking.seats_left.
+ *	  write for slow human edits), booking.set_stripes (the layout of the
+ *	  seats: one counter row or N stripes) and booking.seats_left.
  *
- *	  set_capacity takes the resource row lock, then may expire lapsed holds
- *	  of that resource (seat.c), in that order.
+ *	  set_capacity and set_stripes take the resource row lock, then its
+ *	  stripes, then may expire lapsed holds of that resource (counter.c), in
+ *	  that order.
  *
  *	  Resource rows are never deleted: bookings have no foreign key to them
  *	  (its check would lock the hot row on every striped sale), so a trigger
@@ -25,6 +27,7 @@ PG_FUNCTION_INFO_V1(booking_create_resource);
 PG_FUNCTION_INFO_V1(booking_set_capacity);
 PG_FUNCTION_INFO_V1(booking_seats_left);
 PG_FUNCTION_INFO_V1(booking_refuse_resource_delete);
+PG_FUNCTION_INFO_V1(booking_set_stripes);
 
 #define BOOKING_MAX_NAME_BYTES 1024
 
@@ -40,10 +43,10 @@ static BookingPlan create_plan = {
 	6, {TEXTOID, INT4OID, INT8OID, JSONBOID, INT8OID, INT8OID}
 };
 static BookingPlan set_capacity_plan = {
-	"UPDATE booking.resources SET capacity = $2, taken = $3, "
+	"UPDATE booking.resources SET capacity = $2, "
 	"version = version OPERATOR(pg_catalog.+) 1 "
-	"WHERE home OPERATOR(pg_catalog.=) $4 AND id OPERATOR(pg_catalog.=) $1 RETURNING version",
-	4, {INT8OID, INT4OID, INT4OID, INT8OID}
+	"WHERE home OPERATOR(pg_catalog.=) $3 AND id OPERATOR(pg_catalog.=) $1 RETURNING version",
+	3, {INT8OID, INT4OID, INT8OID}
 };
 static BookingPlan seats_left_plan = {
 	"SELECT CAST(CASE WHEN r.stripes OPERATOR(pg_catalog.>) 1 THEN (SELECT COALESCE(pg_catalog.sum(s.free), 0) "
@@ -163,8 +166,9 @@ SetCapacityBody(void *state, BookingResult *res)
 	CapacityRequest *req = (CapacityRequest *) state;
 	BookingResource r;
 	BookingLockOutcome outcome;
+	int64		free;
 	int32		taken;
-	Datum		values[4];
+	Datum		values[3];
 	int64		version;
 
 	outcome = BookingLockResource(req->resource, booking_lock_timeout_ms, &r);
@@ -182,30 +186,22 @@ SetCapacityBody(void *state, BookingResult *res)
 		return;
 	}
 
-	taken = r.taken;
-	if (r.stripes > 1)
+	free = BookingCounterFree(&r, booking_lock_timeout_ms, &outcome);
+	if (outcome != BOOKING_LOCKED)
 	{
-		/* the seats taken are what the stripes no longer hold */
-		int64		free = BookingStripesLockAll(req->resource, booking_lock_timeout_ms, &outcome);
-
-		if (outcome != BOOKING_LOCKED)
-		{
-			BookingSetLockOutcome(res, outcome, req->resource, booking_lock_timeout_ms);
-			return;
-		}
-		taken = (int32) (r.capacity - free);
+		BookingSetLockOutcome(res, outcome, req->resource, booking_lock_timeout_ms);
+		return;
 	}
+	taken = (int32) (r.capacity - free);
 	if (req->capacity < taken)
 	{
-		int32		reclaimed = BookingReclaimLapsedSeats(req->resource, req->now);
+		int32		reclaimed = BookingCounterReclaim(&r, req->now);
 
 		taken -= reclaimed;
 		if (req->capacity < taken)
 		{
-			if (reclaimed > 0 && r.stripes > 1)
-				BookingStripesSpread(req->resource, r.stripes, (int64) r.capacity - taken);
-			else if (reclaimed > 0)
-				BookingWriteTaken(req->resource, taken);
+			if (reclaimed > 0)
+				BookingCounterSetTaken(&r, r.capacity, taken);
 			BookingSetResult(res, BOOKING_CAPACITY_BELOW_TAKEN, -1,
 							 "Resource %lld already has %d seats taken; its capacity cannot go down to %d.",
 							 (long long) req->resource, taken, req->capacity);
@@ -213,14 +209,13 @@ SetCapacityBody(void *state, BookingResult *res)
 		}
 	}
 
+	/* the counter first: taken <= capacity holds after each statement */
+	BookingCounterSetTaken(&r, req->capacity, taken);
 	values[0] = Int64GetDatum(req->resource);
 	values[1] = Int32GetDatum(req->capacity);
-	values[2] = Int32GetDatum(r.stripes > 1 ? 0 : taken);
-	values[3] = Int64GetDatum(r.home);
+	values[2] = Int64GetDatum(r.home);
 	(void) BookingExecute(&set_capacity_plan, values, NULL, false, 1);
 	version = BookingGetInt64(0, 1, NULL);
-	if (r.stripes > 1)
-		BookingStripesSpread(req->resource, r.stripes, (int64) req->capacity - taken);
 	BookingSetResult(res, BOOKING_DONE, -1,
 					 "Resource %lld now has capacity %d (version %lld).",
 					 (long long) req->resource, req->capacity, (long long) version);
@@ -326,3 +321,77 @@ booking_refuse_resource_delete(PG_FUNCTION_ARGS)
 				 errhint("Truncate both in one statement: TRUNCATE booking.bookings, booking.resources.")));
 	return PointerGetDatum(NULL);
 }
+
+typedef struct StripesRequest
+{
+	int64		resource;
+	int32		stripes;
+} StripesRequest;
+
+static void
+SetStripesBody(void *state, BookingResult *res)
+{
+	StripesRequest *req = (StripesRequest *) state;
+	BookingResource r;
+	BookingLockOutcome outcome;
+	int64		free;
+
+	outcome = BookingLockResource(req->resource, booking_lock_timeout_ms, &r);
+	if (outcome != BOOKING_LOCKED)
+	{
+		BookingSetLockOutcome(res, outcome, req->resource, booking_lock_timeout_ms);
+		return;
+	}
+	free = BookingCounterFree(&r, booking_lock_timeout_ms, &outcome);
+	if (outcome != BOOKING_LOCKED)
+	{
+		BookingSetLockOutcome(res, outcome, req->resource, booking_lock_timeout_ms);
+		return;
+	}
+
+	BookingCounterSetLayout(&r, req->stripes, free);
+
+	if (req->stripes > 1)
+		BookingSetResult(res, BOOKING_DONE, -1,
+						 "Resource %lld now sells its %lld free seats from %d stripes.",
+						 (long long) req->resource, (long long) free, req->stripes);
+	else
+		BookingSetResult(res, BOOKING_DONE, -1,
+						 "Resource %lld now sells its %lld free seats from one counter row.",
+						 (long long) req->resource, (long long) free);
+}
+
+/*
+ * set_stripes(resource, stripes): 2..64 stripes, or 0/1 for one counter row
+ */
+Datum
+booking_set_stripes(PG_FUNCTION_ARGS)
+{
+	StripesRequest req;
+	BookingCall call;
+
+	req.resource = BookingArgId(fcinfo, 0, "resource");
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("stripes must not be null")));
+	req.stripes = PG_GETARG_INT32(1);
+	if (req.stripes < 0 || req.stripes > BOOKING_MAX_STRIPES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("stripes must be between 0 and %d", BOOKING_MAX_STRIPES),
+				 errdetail("The stripes given are %d.", req.stripes)));
+	if (BookingForwarding())
+		return BookingForward(fcinfo, "shard_set_stripes", BookingHome(req.resource), req.resource);
+
+	memset(&call, 0, sizeof(call));
+	call.timeout_ms = booking_lock_timeout_ms;
+	call.resource = req.resource;
+	call.now = GetCurrentTimestamp();
+	call.body = SetStripesBody;
+	call.state = &req;
+
+	PG_RETURN_DATUM(BookingCallDatum(fcinfo, &call));
+}
+
+BOOKING_SHARD_TWIN(set_stripes)

@@ -13,6 +13,9 @@
  *	  At READ COMMITTED the row is read and locked in C (rowlock.c), and a
  *	  buyer who finds it held waits in the queue of the resource's buyers;
  *	  the statement that takes the seats then finds the row locked by us.
+ *	  When the seats look short, the slow path locks the resource row and
+ *	  decides through counter.c, which reclaims lapsed holds, for either
+ *	  layout.
  *
  *	  Locks: the resource row (FOR NO KEY UPDATE), then the lapsed booking
  *	  rows it expires, which no one else can hold without the resource lock.
@@ -28,19 +31,6 @@
 
 PG_FUNCTION_INFO_V1(booking_reserve_seat);
 
-static BookingPlan reclaim_plan = {
-	"WITH lapsed AS (UPDATE booking.bookings SET status = 'expired'::booking.status "
-	"WHERE home OPERATOR(pg_catalog.=) $3 AND resource_id OPERATOR(pg_catalog.=) $1 "
-	"AND status OPERATOR(pg_catalog.=) 'pending'::booking.status "
-	"AND expires_at OPERATOR(pg_catalog.<=) $2 AND during IS NULL RETURNING quantity) "
-	"SELECT CAST(COALESCE(pg_catalog.sum(quantity), 0) AS pg_catalog.int4) FROM lapsed",
-	3, {INT8OID, TIMESTAMPTZOID, INT8OID}
-};
-static BookingPlan write_taken_plan = {
-	"UPDATE booking.resources SET taken = $2 "
-	"WHERE home OPERATOR(pg_catalog.=) $3 AND id OPERATOR(pg_catalog.=) $1",
-	3, {INT8OID, INT4OID, INT8OID}
-};
 /* the booking row alone, for the paths that take the seats otherwise */
 static BookingPlan insert_plan = {
 	BOOKING_INSERT_SEAT_ROW("(SELECT) AS one"),
@@ -183,30 +173,6 @@ PrepareSeatRow(SeatRequest *req)
 	req->booking_id = -1;
 }
 
-/*
- * Expires the lapsed seat holds of a resource whose row lock the caller
- * holds; returns the seats they held.  The caller writes the counter.
- */
-int32
-BookingReclaimLapsedSeats(int64 resource, TimestampTz now)
-{
-	Datum		values[3] = {Int64GetDatum(resource), TimestampTzGetDatum(now),
-	Int64GetDatum(BookingHome(resource))};
-
-	(void) BookingExecute(&reclaim_plan, values, NULL, false, 0);
-	return BookingGetInt32(0, 1, NULL);
-}
-
-/* Sets the counter of a resource whose row lock the caller holds. */
-void
-BookingWriteTaken(int64 resource, int32 taken)
-{
-	Datum		values[3] = {Int64GetDatum(resource), Int32GetDatum(taken),
-	Int64GetDatum(BookingHome(resource))};
-
-	(void) BookingExecute(&write_taken_plan, values, NULL, false, 0);
-}
-
 static bool
 RunTakeWait(void *arg)
 {
@@ -298,8 +264,7 @@ RunReclaimAndTake(void *arg)
 	BookingResult *res = ra->res;
 	BookingResource r;
 	BookingLockOutcome outcome;
-	int64		taken;
-	int32		reclaimed;
+	int64		free_left;
 
 	outcome = BookingLockResource(req->resource, req->timeout_ms, &r);
 	if (outcome != BOOKING_LOCKED)
@@ -307,34 +272,21 @@ RunReclaimAndTake(void *arg)
 		BookingSetLockOutcome(res, outcome, req->resource, req->timeout_ms);
 		return false;
 	}
-	if (r.stripes > 1)
+	switch (BookingCounterTakeSeats(&r, req->quantity, req->timeout_ms, req->now, &free_left))
 	{
-		int64		free_left;
-
-		switch (BookingStripesTakeLocked(&r, req->quantity, req->timeout_ms, req->now, &free_left))
-		{
-			case BOOKING_STRIPE_TAKEN:
-				return true;
-			case BOOKING_STRIPE_SOLD_OUT:
-				SetSoldOut(res, req, r.capacity, r.capacity - free_left);
-				return false;
-			case BOOKING_STRIPE_BUSY:
-				BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource, req->timeout_ms);
-				return false;
-			case BOOKING_STRIPE_RETRY:
-				BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource, req->timeout_ms);
-				return false;
-		}
+		case BOOKING_COUNTER_TAKEN:
+			return true;
+		case BOOKING_COUNTER_SOLD_OUT:
+			SetSoldOut(res, req, r.capacity, r.capacity - free_left);
+			return false;
+		case BOOKING_COUNTER_BUSY:
+			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource, req->timeout_ms);
+			return false;
+		case BOOKING_COUNTER_RETRY:
+			break;
 	}
-	reclaimed = BookingReclaimLapsedSeats(req->resource, req->now);
-	taken = (int64) r.taken - reclaimed;
-	if (taken + req->quantity > r.capacity)
-	{
-		SetSoldOut(res, req, r.capacity, taken);
-		return false;
-	}
-	BookingWriteTaken(req->resource, (int32) (taken + req->quantity));
-	return true;
+	BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource, req->timeout_ms);
+	return false;
 }
 
 /*

@@ -1,6 +1,6 @@
 /*
  * stripes.c
- *	  Hot inventory: booking.set_stripes and the striped path of reserve_seat.
+ *	  Hot inventory: the striped counter (set_stripes in resource.c chooses it).
  *
  *	  One counter row caps a flash sale at one commit at a time: its row lock
  *	  is held until the commit's WAL flush.  A striped resource keeps its free
@@ -11,8 +11,10 @@
  *	  unlocked stripe can, the buyer takes the slow path: the resource row,
  *	  then every stripe in ascending order (waiting, bounded by lock_timeout),
  *	  and decides on the total, so sold_out never comes from stripes that
- *	  merely were locked.  The slow path also reclaims lapsed holds and
- *	  spreads the free seats evenly again, which is the rebalancing.
+ *	  merely were locked (counter.c).  The slow path also reclaims lapsed
+ *	  holds and spreads the free seats evenly again, which is the
+ *	  rebalancing.  This file never calls back into its callers: counter.c
+ *	  uses its primitives (lock all, lock one, add, spread).
  *
  *	  Invariant: capacity - sum(free) = the seats of pending and confirmed
  *	  bookings (lapsed holds included until reclaimed), as resources.taken is
@@ -32,10 +34,6 @@
 #include "utils/timestamp.h"
 
 #include "booking.h"
-
-PG_FUNCTION_INFO_V1(booking_set_stripes);
-
-#define BOOKING_MAX_STRIPES 64
 
 /* looks at the stripes again this often after a wait found its stripe short */
 #define STRIPE_ROUNDS 4
@@ -112,11 +110,6 @@ static BookingPlan make_stripes_plan = {
 	"INSERT INTO booking.resource_stripes (home, resource_id, stripe, free) "
 	"SELECT $2, $1, s, 0 FROM pg_catalog.generate_series(0, $3 OPERATOR(pg_catalog.-) 1) AS s",
 	3, {INT8OID, INT8OID, INT4OID}
-};
-static BookingPlan set_layout_plan = {
-	"UPDATE booking.resources SET stripes = $3, taken = $4 "
-	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1",
-	4, {INT8OID, INT8OID, INT4OID, INT4OID}
 };
 
 /*
@@ -462,41 +455,6 @@ BookingStripesSpread(int64 resource, int32 stripes, int64 free)
 	(void) BookingExecute(&spread_plan, values, NULL, false, 0);
 }
 
-/*
- * The slow path, with the resource row r locked: every stripe, then the
- * decision on the total.
- */
-BookingStripeTake
-BookingStripesTakeLocked(BookingResource *r, int32 quantity, int timeout_ms,
-						 TimestampTz now, int64 *free_left)
-{
-	BookingLockOutcome outcome;
-	int64		free;
-	int32		reclaimed = 0;
-
-	free = BookingStripesLockAll(r->id, timeout_ms, &outcome);
-	if (outcome == BOOKING_LOCK_BUSY)
-		return BOOKING_STRIPE_BUSY;
-	if (outcome != BOOKING_LOCKED)
-		return BOOKING_STRIPE_RETRY;
-
-	if (free < quantity)
-	{
-		reclaimed = BookingReclaimLapsedSeats(r->id, now);
-		free += reclaimed;
-	}
-	if (free < quantity)
-	{
-		if (reclaimed > 0)
-			BookingStripesSpread(r->id, r->stripes, free);
-		*free_left = free;
-		return BOOKING_STRIPE_SOLD_OUT;
-	}
-	BookingStripesSpread(r->id, r->stripes, free - quantity);
-	*free_left = free - quantity;
-	return BOOKING_STRIPE_TAKEN;
-}
-
 typedef struct WaitOneArgs
 {
 	int64		resource;
@@ -557,94 +515,18 @@ BookingStripeAdd(int64 resource, int32 stripe, int32 seats)
 	(void) BookingExecute(&add_plan, values, NULL, false, 0);
 }
 
-typedef struct StripesRequest
-{
-	int64		resource;
-	int32		stripes;
-} StripesRequest;
-
-static void
-SetStripesBody(void *state, BookingResult *res)
-{
-	StripesRequest *req = (StripesRequest *) state;
-	BookingResource r;
-	BookingLockOutcome outcome;
-	int64		free;
-	Datum		values[4];
-
-	outcome = BookingLockResource(req->resource, booking_lock_timeout_ms, &r);
-	if (outcome != BOOKING_LOCKED)
-	{
-		BookingSetLockOutcome(res, outcome, req->resource, booking_lock_timeout_ms);
-		return;
-	}
-	if (r.stripes > 1)
-	{
-		free = BookingStripesLockAll(req->resource, booking_lock_timeout_ms, &outcome);
-		if (outcome != BOOKING_LOCKED)
-		{
-			BookingSetLockOutcome(res, outcome, req->resource, booking_lock_timeout_ms);
-			return;
-		}
-	}
-	else
-		free = (int64) r.capacity - r.taken;
-
-	values[0] = Int64GetDatum(req->resource);
-	values[1] = Int64GetDatum(r.home);
-	(void) BookingExecute(&drop_stripes_plan, values, NULL, false, 0);
-	values[2] = Int32GetDatum(req->stripes);
-	if (req->stripes > 1)
-	{
-		(void) BookingExecute(&make_stripes_plan, values, NULL, false, 0);
-		BookingStripesSpread(req->resource, req->stripes, free);
-		values[3] = Int32GetDatum(0);
-	}
-	else
-		values[3] = Int32GetDatum((int32) (r.capacity - free));
-	(void) BookingExecute(&set_layout_plan, values, NULL, false, 0);
-
-	if (req->stripes > 1)
-		BookingSetResult(res, BOOKING_DONE, -1,
-						 "Resource %lld now sells its %lld free seats from %d stripes.",
-						 (long long) req->resource, (long long) free, req->stripes);
-	else
-		BookingSetResult(res, BOOKING_DONE, -1,
-						 "Resource %lld now sells its %lld free seats from one counter row.",
-						 (long long) req->resource, (long long) free);
-}
-
 /*
- * set_stripes(resource, stripes): 2..64 stripes, or 0/1 for one counter row
+ * Replaces the stripes of a resource whose row, and stripes if any, the
+ * caller holds: none when stripes <= 1, else that many sharing free seats.
  */
-Datum
-booking_set_stripes(PG_FUNCTION_ARGS)
+void
+BookingStripesRebuild(int64 resource, int64 home, int32 stripes, int64 free)
 {
-	StripesRequest req;
-	BookingCall call;
+	Datum		values[3] = {Int64GetDatum(resource), Int64GetDatum(home), Int32GetDatum(stripes)};
 
-	req.resource = BookingArgId(fcinfo, 0, "resource");
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("stripes must not be null")));
-	req.stripes = PG_GETARG_INT32(1);
-	if (req.stripes < 0 || req.stripes > BOOKING_MAX_STRIPES)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("stripes must be between 0 and %d", BOOKING_MAX_STRIPES),
-				 errdetail("The stripes given are %d.", req.stripes)));
-	if (BookingForwarding())
-		return BookingForward(fcinfo, "shard_set_stripes", BookingHome(req.resource), req.resource);
-
-	memset(&call, 0, sizeof(call));
-	call.timeout_ms = booking_lock_timeout_ms;
-	call.resource = req.resource;
-	call.now = GetCurrentTimestamp();
-	call.body = SetStripesBody;
-	call.state = &req;
-
-	PG_RETURN_DATUM(BookingCallDatum(fcinfo, &call));
+	(void) BookingExecute(&drop_stripes_plan, values, NULL, false, 0);
+	if (stripes <= 1)
+		return;
+	(void) BookingExecute(&make_stripes_plan, values, NULL, false, 0);
+	BookingStripesSpread(resource, stripes, free);
 }
-
-BOOKING_SHARD_TWIN(set_stripes)
