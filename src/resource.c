@@ -152,6 +152,19 @@ booking_create_resource(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(id);
 }
 
+/* The free seats of r, whose row the caller holds (its stripes locked too); false with res set. */
+static bool
+LockFreeSeats(const BookingResource *r, int64 *free, BookingResult *res)
+{
+	BookingLockOutcome outcome;
+
+	*free = BookingCounterFree(r, booking_lock_timeout_ms, &outcome);
+	if (outcome == BOOKING_LOCKED)
+		return true;
+	BookingSetLockOutcome(res, outcome, r->id, booking_lock_timeout_ms);
+	return false;
+}
+
 typedef struct CapacityRequest
 {
 	int64		resource;
@@ -186,12 +199,8 @@ SetCapacityBody(void *state, BookingResult *res)
 		return;
 	}
 
-	free = BookingCounterFree(&r, booking_lock_timeout_ms, &outcome);
-	if (outcome != BOOKING_LOCKED)
-	{
-		BookingSetLockOutcome(res, outcome, req->resource, booking_lock_timeout_ms);
+	if (!LockFreeSeats(&r, &free, res))
 		return;
-	}
 	taken = (int32) (r.capacity - free);
 	if (req->capacity < taken)
 	{
@@ -342,12 +351,8 @@ SetStripesBody(void *state, BookingResult *res)
 		BookingSetLockOutcome(res, outcome, req->resource, booking_lock_timeout_ms);
 		return;
 	}
-	free = BookingCounterFree(&r, booking_lock_timeout_ms, &outcome);
-	if (outcome != BOOKING_LOCKED)
-	{
-		BookingSetLockOutcome(res, outcome, req->resource, booking_lock_timeout_ms);
+	if (!LockFreeSeats(&r, &free, res))
 		return;
-	}
 
 	BookingCounterSetLayout(&r, req->stripes, free);
 
