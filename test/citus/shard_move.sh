@@ -23,7 +23,9 @@ citus_script
 MODE=${CITUS_MOVE_MODE:-force_logical}
 RATE=${CITUS_MOVE_RATE:-90}		# attempts per second: 2,000 seats last about 22 s
 SALE_SECONDS=${CITUS_MOVE_SECONDS:-30}
-citus_db booking_citus_shard_move
+# synchronous_commit = on, as a shard move needs (move_race.sh says why):
+# with off, a sale committed at the switch over could be lost
+BOOKING_CITUS_SYNC=on citus_db booking_citus_shard_move
 
 sale=$(q "SELECT booking.create_resource('moving sale', 2000)")
 if rehearsal; then
