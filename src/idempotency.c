@@ -341,17 +341,12 @@ BookingClaimKey(BookingKey *key, int timeout_ms, TimestampTz now, BookingResult 
 }
 
 /*
- * Stores the call's result under the key, in the caller's transaction,
- * unless it says nothing happened (busy, retry: a retry must do the work),
- * then lets the next request with the key go on.
- */
-/*
  * Stores the result row on one server without a statement: the heap tuple
  * and its index entries, as PostgreSQL stores a catalog row (the primary
  * key is checked for uniqueness as an INSERT would; the table has neither
  * triggers nor expression or partial indexes).  Its one CHECK, the key's
  * length, is what BookingArgKey enforces on every key before any call.
- * On Citus the row goes through the executor: Citus must see the write.
+ * On Citus StoreKeyStatement stores it.
  */
 static void
 StoreKeyDirect(BookingKey *key, const BookingResult *res, TimestampTz now)
@@ -393,30 +388,41 @@ StoreKeyDirect(BookingKey *key, const BookingResult *res, TimestampTz now)
 	table_close(rel, NoLock);
 }
 
+/* Stores the result row through the executor, as Citus must see it. */
+static void
+StoreKeyStatement(BookingKey *key, const BookingResult *res, TimestampTz now)
+{
+	Datum		values[9];
+	char		nulls[9] = "         ";
+
+	values[0] = CStringGetTextDatum(key->key);
+	values[1] = CStringGetTextDatum(key->request);
+	values[2] = BoolGetDatum(BookingCodeIsOk(res->code));
+	values[3] = CStringGetTextDatum(BookingCodeName(res->code));
+	values[4] = Int64GetDatum(res->booking_id);
+	if (!res->has_booking_id)
+		nulls[4] = 'n';
+	values[5] = Int32GetDatum(BookingCodeHttpStatus(res->code));
+	values[6] = CStringGetTextDatum(res->message);
+	values[7] = TimestampTzGetDatum(now);
+	values[8] = Int64GetDatum(key->home);
+	(void) BookingExecute(&store_plan, values, nulls, false, 0);
+}
+
+/*
+ * Stores the call's result under the key, in the caller's transaction,
+ * unless it says nothing happened (busy, retry: a retry must do the work),
+ * then lets the next request with the key go on.
+ */
 void
 BookingFinishKey(BookingKey *key, const BookingResult *res, TimestampTz now)
 {
-	bool		store = res->code != BOOKING_BUSY && res->code != BOOKING_RETRY;
-
-	if (store && !BookingDistributed())
-		StoreKeyDirect(key, res, now);
-	else if (store)
+	if (res->code != BOOKING_BUSY && res->code != BOOKING_RETRY)
 	{
-		Datum		values[9];
-		char		nulls[9] = "         ";
-
-		values[0] = CStringGetTextDatum(key->key);
-		values[1] = CStringGetTextDatum(key->request);
-		values[2] = BoolGetDatum(BookingCodeIsOk(res->code));
-		values[3] = CStringGetTextDatum(BookingCodeName(res->code));
-		values[4] = Int64GetDatum(res->booking_id);
-		if (!res->has_booking_id)
-			nulls[4] = 'n';
-		values[5] = Int32GetDatum(BookingCodeHttpStatus(res->code));
-		values[6] = CStringGetTextDatum(res->message);
-		values[7] = TimestampTzGetDatum(now);
-		values[8] = Int64GetDatum(key->home);
-		(void) BookingExecute(&store_plan, values, nulls, false, 0);
+		if (BookingDistributed())
+			StoreKeyStatement(key, res, now);
+		else
+			StoreKeyDirect(key, res, now);
 	}
 	if (!key->remote)
 		LockRelease(&key->tag, ExclusiveLock, false);

@@ -125,7 +125,6 @@ BookingLockTables(int timeout_ms, bool with_keys)
 	return BOOKING_LOCKED;
 }
 
-/* Milliseconds until deadline, rounded up; 0 or less once it has passed. */
 /*
  * What is left of a wait of timeout_ms whose clock starts at the first call
  * (*deadline 0 until then); 0 when nothing is left or no wait is allowed.
@@ -140,6 +139,7 @@ BookingTimeLeft(int timeout_ms, TimestampTz *deadline)
 	return BookingMillisecondsLeft(*deadline);
 }
 
+/* Milliseconds until deadline, rounded up; 0 or less once it has passed. */
 int
 BookingMillisecondsLeft(TimestampTz deadline)
 {
