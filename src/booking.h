@@ -328,7 +328,7 @@ extern BookingLockOutcome BookingStripesLockOne(int64 resource, int32 stripes, i
 extern void BookingStripeAdd(int64 resource, int32 stripe, int32 seats);
 extern int64 BookingStripesLockAll(int64 resource, int timeout_ms, BookingLockOutcome *outcome);
 extern void BookingStripesSpread(int64 resource, int32 stripes, int64 free);
-extern void BookingStripesRebuild(int64 resource, int64 home, int32 stripes, int64 free);
+extern void BookingStripesRebuild(int64 resource, int32 stripes, int64 free);
 
 /* slots.c */
 extern bool BookingNextFreeSlot(int64 resource, TimestampTz from, int64 length_us,

@@ -95,9 +95,9 @@ BookingCounterSetTaken(const BookingResource *r, int32 capacity, int32 taken)
 
 /*
  * Takes quantity seats, reclaiming lapsed holds when the free seats fall
- * short.  *free_left: the free seats after the decision.  A refusal may
- * have written (expired holds): the callers run this in a subtransaction
- * that a refusal rolls back.
+ * short.  *free_left: the free seats after the decision.  A refusal that
+ * expired holds gives their seats back too, so the counter always matches
+ * the bookings (reserve_seat rolls a refusal back anyway).
  */
 BookingCounterTake
 BookingCounterTakeSeats(const BookingResource *r, int32 quantity, int timeout_ms,
@@ -106,6 +106,7 @@ BookingCounterTakeSeats(const BookingResource *r, int32 quantity, int timeout_ms
 	BookingLockOutcome outcome;
 	int64		free;
 	int32		reclaimed = 0;
+	bool		taken;
 
 	free = BookingCounterFree(r, timeout_ms, &outcome);
 	if (outcome == BOOKING_LOCK_BUSY)
@@ -118,16 +119,11 @@ BookingCounterTakeSeats(const BookingResource *r, int32 quantity, int timeout_ms
 		reclaimed = BookingCounterReclaim(r, now);
 		free += reclaimed;
 	}
-	*free_left = free;
-	if (free < quantity)
-	{
-		if (reclaimed > 0)
-			BookingCounterSetTaken(r, r->capacity, (int32) (r->capacity - free));
-		return BOOKING_COUNTER_SOLD_OUT;
-	}
-	*free_left = free - quantity;
-	BookingCounterSetTaken(r, r->capacity, (int32) (r->capacity - *free_left));
-	return BOOKING_COUNTER_TAKEN;
+	taken = free >= quantity;
+	*free_left = taken ? free - quantity : free;
+	if (taken || reclaimed > 0)
+		BookingCounterSetTaken(r, r->capacity, (int32) (r->capacity - *free_left));
+	return taken ? BOOKING_COUNTER_TAKEN : BOOKING_COUNTER_SOLD_OUT;
 }
 
 /*
@@ -171,6 +167,6 @@ BookingCounterSetLayout(const BookingResource *r, int32 stripes, int64 free)
 	Datum		values[4] = {Int64GetDatum(r->id), Int64GetDatum(r->home), Int32GetDatum(stripes),
 	Int32GetDatum(stripes > 1 ? 0 : (int32) (r->capacity - free))};
 
-	BookingStripesRebuild(r->id, r->home, stripes, free);
+	BookingStripesRebuild(r->id, stripes, free);
 	(void) BookingExecute(&set_layout_plan, values, NULL, false, 0);
 }

@@ -14,7 +14,7 @@
  *	  merely were locked (counter.c).  The slow path also reclaims lapsed
  *	  holds and spreads the free seats evenly again, which is the
  *	  rebalancing.  This file never calls back into its callers: counter.c
- *	  uses its primitives (lock all, lock one, add, spread).
+ *	  uses its primitives (lock all, lock one, add, spread, rebuild).
  *
  *	  Invariant: capacity - sum(free) = the seats of pending and confirmed
  *	  bookings (lapsed holds included until reclaimed), as resources.taken is
@@ -520,9 +520,10 @@ BookingStripeAdd(int64 resource, int32 stripe, int32 seats)
  * caller holds: none when stripes <= 1, else that many sharing free seats.
  */
 void
-BookingStripesRebuild(int64 resource, int64 home, int32 stripes, int64 free)
+BookingStripesRebuild(int64 resource, int32 stripes, int64 free)
 {
-	Datum		values[3] = {Int64GetDatum(resource), Int64GetDatum(home), Int32GetDatum(stripes)};
+	Datum		values[3] = {Int64GetDatum(resource), Int64GetDatum(BookingHome(resource)),
+	Int32GetDatum(stripes)};
 
 	(void) BookingExecute(&drop_stripes_plan, values, NULL, false, 0);
 	if (stripes <= 1)
