@@ -421,7 +421,7 @@ scenario_keys() {
 # fixed number of calls just covering the seats would time the clients'
 # leaving as much as the sale.
 sell_once() {
-	local mode=$1 round=$2 res sold left opens last late
+	local mode=$1 round=$2 res warm sold left opens last span late
 	res=$(qa -d bench_sellout -c "SELECT booking.create_resource('sale $mode $round', 2000)")
 	warm=$(qa -d bench_sellout -c "SELECT booking.create_resource('warm-up $mode $round', 1000000)")
 	[ "$mode" = single ] || { set_stripes bench_sellout "$res" 16; set_stripes bench_sellout "$warm" 16; }
@@ -438,9 +438,10 @@ sell_once() {
 		echo "sell-out $mode: sold $sold and $left left, expected 2000 and 0" >&2
 		echo "$mode round $round: sold $sold, $left left" >>"$work/sellout.wrong"
 	fi
-	# microseconds since the epoch of the last sale
-	last=$(qa -d bench_sellout -c "SELECT (extract(epoch FROM max(created_at)) * 1000000)::bigint
-		FROM booking.bookings WHERE resource_id = $res")
+	# the last sale: microseconds since the epoch, and seconds after the opening
+	read -r last span <<<"$(qa -d bench_sellout -F ' ' -c "SELECT
+		(extract(epoch FROM max(created_at)) * 1000000)::bigint, round(extract(epoch FROM max(created_at)) - $opens, 3)
+		FROM booking.bookings WHERE resource_id = $res")"
 	# a log line: client_id transaction_no latency_us script_no epoch_s epoch_us;
 	# transaction 1 of each client is its warm-up and the wait for the opening
 	late=$(cat "$work/sell.$mode.$round".* | awk -v opens="$opens" '$2 == 1 && $5 + $6 / 1e6 > opens + 0.25 { n++ } END { print n + 0 }')
@@ -449,7 +450,7 @@ sell_once() {
 		return 1
 	fi
 	cat "$work/sell.$mode.$round".* | awk -v last="$last" '$2 > 1 && $5 * 1000000 + $6 - $3 <= last { print $3 }' |
-		sort -n | awk -v span="$(awk -v l="$last" -v o="$opens" 'BEGIN { printf "%.3f", l / 1e6 - o }')" '
+		sort -n | awk -v span="$span" '
 		{ l[NR] = $1 } END {
 		p50 = l[int(NR * 0.50 + 0.999999)]; p99 = l[int(NR * 0.99 + 0.999999)]
 		printf "%s %.2f %.2f %d\n", span, p50 / 1000, p99 / 1000, NR }'
