@@ -91,13 +91,20 @@ CREATE TABLE booking.resources (
     -- the free seats, so concurrent buyers commit in parallel (taken stays 0)
     stripes     integer NOT NULL DEFAULT 0,
     home        bigint NOT NULL DEFAULT 0,
+    -- the most seats (or stays not yet ended) one guest may hold; NULL: no limit
+    guest_limit integer NULL,
+    -- a stay keeps the resource from others for this long before and after it
+    buffer_before interval NOT NULL DEFAULT '0',
+    buffer_after interval NOT NULL DEFAULT '0',
     -- one constraint, not five: the executor re-reads every CHECK of a table
     -- for each statement, and this row is written by every sale.  The last
     -- term makes a write of taken on a striped resource (say, from a session
     -- still running an older library) fail loudly.
     CONSTRAINT resources_counter_check CHECK (capacity >= 0 AND taken >= 0
         AND taken <= capacity AND stripes >= 0 AND stripes <= 64
-        AND (stripes <= 1 OR taken = 0)),
+        AND (stripes <= 1 OR taken = 0)
+        AND (guest_limit IS NULL OR guest_limit >= 1)
+        AND buffer_before >= '0' AND buffer_after >= '0'),
     CONSTRAINT resources_pkey PRIMARY KEY (home, id),
     -- a unit lives in its pool's shard
     CONSTRAINT resources_pool_fkey FOREIGN KEY (home, pool_id) REFERENCES booking.resources (home, id)
@@ -136,25 +143,36 @@ CREATE TABLE booking.bookings (
     -- once confirmed; a lapsed hold stops overlapping newcomers by itself
     validity    tstzrange NOT NULL,
     home        bigint NOT NULL DEFAULT 0,
+    -- made while its resource had a guest limit: only such rows are counted
+    -- (bookings_guest_idx), so a resource without a limit pays nothing
+    limited     boolean NOT NULL DEFAULT false,
+    -- a stay's footprint: during widened by its resource's buffers; the
+    -- exclusion constraint compares footprints
+    blocked     tstzrange NULL,
     -- one short constraint on the hot insert path (see resources); the API
     -- normalizes during to a non-empty [lower, upper) before it writes
     CONSTRAINT bookings_row_check CHECK (quantity > 0
-        AND ((status = 'pending') = (expires_at IS NOT NULL) OR status IN ('cancelled', 'expired'))),
+        AND ((status = 'pending') = (expires_at IS NOT NULL) OR status IN ('cancelled', 'expired'))
+        AND (during IS NULL) = (blocked IS NULL) AND (during IS NULL OR blocked @> during)),
     CONSTRAINT bookings_pkey PRIMARY KEY (home, id),
     CONSTRAINT bookings_no_overlap EXCLUDE USING gist (
-        home WITH =, resource_id WITH =, during WITH &&, validity WITH &&)
-        WHERE (during IS NOT NULL AND status IN ('pending', 'confirmed'))
+        home WITH =, resource_id WITH =, blocked WITH &&, validity WITH &&)
+        WHERE (blocked IS NOT NULL AND status IN ('pending', 'confirmed'))
 );
 ALTER SEQUENCE booking.bookings_id_seq OWNED BY booking.bookings.id;
 CREATE INDEX bookings_pending_idx ON booking.bookings (home, resource_id, expires_at) WHERE status = 'pending';
 CREATE INDEX bookings_expiry_idx ON booking.bookings (home, expires_at) WHERE status = 'pending';
 CREATE INDEX bookings_group_idx ON booking.bookings (home, group_id) WHERE group_id IS NOT NULL;
+CREATE INDEX bookings_guest_idx ON booking.bookings (home, resource_id, guest)
+    WHERE limited AND status IN ('pending', 'confirmed');
 
 CREATE TABLE booking.resource_stripes (
     resource_id bigint NOT NULL,
     stripe      integer NOT NULL,
     free        integer NOT NULL,
     home        bigint NOT NULL DEFAULT 0,
+    -- its resource has a guest limit: the fast path leaves it to the slow one
+    limited     boolean NOT NULL DEFAULT false,
     CONSTRAINT resource_stripes_pkey PRIMARY KEY (home, resource_id, stripe),
     CONSTRAINT resource_stripes_resource_fkey FOREIGN KEY (home, resource_id)
         REFERENCES booking.resources (home, id),
@@ -234,6 +252,22 @@ CREATE FUNCTION booking.set_stripes(resource bigint, stripes integer)
 COMMENT ON FUNCTION booking.set_stripes(bigint, integer) IS
 'splits a resource''s free seats over stripes rows (hot inventory); 0 or 1 goes back to one row';
 
+CREATE FUNCTION booking.set_guest_limit(resource bigint, max_per_guest integer)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_set_guest_limit'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.set_guest_limit(bigint, integer) IS
+'caps what one guest may hold of a resource (seats, or stays not yet ended); NULL removes the cap';
+
+CREATE FUNCTION booking.set_buffer(resource bigint, before interval, after interval)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_set_buffer'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.set_buffer(bigint, interval, interval) IS
+'from now on a stay keeps the resource from others for before ahead of it and after behind it';
+
 ------------------------------------------------------------------------------
 -- counted inventory
 ------------------------------------------------------------------------------
@@ -247,6 +281,16 @@ CREATE FUNCTION booking.reserve_seat(resource bigint, guest text, quantity integ
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.reserve_seat(bigint, text, integer, interval, text, interval) IS
 'takes quantity seats of a resource under its row lock; sold_out when they are not there';
+
+CREATE FUNCTION booking.reserve_seats(resources bigint[], guest text, quantities integer[] DEFAULT NULL,
+        hold interval DEFAULT NULL, idempotency_key text DEFAULT NULL,
+        lock_timeout interval DEFAULT NULL)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_reserve_seats'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.reserve_seats(bigint[], text, integer[], interval, text, interval) IS
+'takes seats of several resources, all or nothing, locking them in ascending id order; members share group_id';
 
 ------------------------------------------------------------------------------
 -- range inventory
@@ -325,6 +369,27 @@ CREATE FUNCTION booking.extend_hold_until(booking bigint, until timestamptz)
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.extend_hold_until(bigint, timestamptz) IS
 'sets the expiry of an unexpired hold to until; a retry sets the same expiry again';
+
+------------------------------------------------------------------------------
+-- changing a booking
+------------------------------------------------------------------------------
+
+CREATE FUNCTION booking.reduce(booking bigint, quantity integer, idempotency_key text DEFAULT NULL)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_reduce'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.reduce(bigint, integer, text) IS
+'gives back quantity seats of a seat booking at once; all of them cancels it';
+
+CREATE FUNCTION booking.move_stay(booking bigint, during tstzrange, idempotency_key text DEFAULT NULL,
+        lock_timeout interval DEFAULT NULL)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_move_stay'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.move_stay(bigint, tstzrange, text, interval) IS
+'gives a stay a new range, or leaves it untouched when the new range is not free';
 
 CREATE FUNCTION booking.hold_expire(batch integer DEFAULT 1000)
     RETURNS bigint
@@ -437,6 +502,55 @@ CREATE FUNCTION booking.shard_set_stripes(resource bigint, stripes integer, home
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_set_stripes(bigint, integer, bigint) IS
 'internal: booking.set_stripes on the node that holds the shard of home (Citus); call booking.set_stripes';
+
+CREATE FUNCTION booking.shard_set_guest_limit(resource bigint, max_per_guest integer, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_set_guest_limit'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_set_guest_limit(bigint, integer, bigint) IS
+'internal: booking.set_guest_limit on the node that holds the shard of home (Citus); call booking.set_guest_limit';
+
+CREATE FUNCTION booking.shard_set_buffer(resource bigint, before interval, after interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_set_buffer'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_set_buffer(bigint, interval, interval, bigint) IS
+'internal: booking.set_buffer on the node that holds the shard of home (Citus); call booking.set_buffer';
+
+CREATE FUNCTION booking.shard_reserve_seats(resources bigint[], guest text, quantities integer[], hold interval, idempotency_key text, lock_timeout interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_reserve_seats'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_reserve_seats(bigint[], text, integer[], interval, text, interval, bigint) IS
+'internal: booking.reserve_seats on the node that holds the shard of home (Citus); call booking.reserve_seats';
+
+CREATE FUNCTION booking.shard_reduce(booking bigint, quantity integer, idempotency_key text, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_reduce'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_reduce(bigint, integer, text, bigint) IS
+'internal: booking.reduce on the node that holds the shard of home (Citus); call booking.reduce';
+
+CREATE FUNCTION booking.shard_move_stay(booking bigint, during tstzrange, idempotency_key text, lock_timeout interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_move_stay'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_move_stay(bigint, tstzrange, text, interval, bigint) IS
+'internal: booking.move_stay on the node that holds the shard of home (Citus); call booking.move_stay';
+
+CREATE FUNCTION booking.shard_seat_member(resource bigint, guest text, quantity integer, hold interval,
+        group_id bigint, lock_timeout interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_seat_member'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_seat_member(bigint, text, integer, interval, bigint, interval, bigint) IS
+'internal: one member of a booking.reserve_seats group whose members live on several nodes (Citus)';
 
 -- Nothing is executable by PUBLIC: the documented grants are given to the
 -- application role explicitly (docs/reference.md, Grants).

@@ -46,7 +46,8 @@ typedef enum BookingCode
 	BOOKING_UNAVAILABLE,
 	BOOKING_JUST_TAKEN,
 	BOOKING_HOLD_EXPIRED,
-	BOOKING_IDEMPOTENCY_MISMATCH
+	BOOKING_IDEMPOTENCY_MISMATCH,
+	BOOKING_GUEST_LIMIT
 } BookingCode;
 
 typedef struct BookingResult
@@ -138,6 +139,9 @@ typedef struct BookingResource
 	int32		taken;			/* unused (0) when striped */
 	int64		version;
 	int32		stripes;		/* > 1: free seats live in booking.resource_stripes */
+	int32		guest_limit;	/* 0: none */
+	int64		buffer_before;	/* microseconds a stay keeps free before it */
+	int64		buffer_after;	/* and after it */
 } BookingResource;
 
 extern int	booking_lock_timeout_ms;
@@ -207,7 +211,7 @@ typedef enum BookingRowOutcome
 typedef struct BookingStripeRow
 {
 	int32		stripe;
-	int32		free;
+	int32		free;			/* -1: its resource has a guest limit */
 	ItemPointerData tid;		/* the version read */
 } BookingStripeRow;
 
@@ -277,12 +281,15 @@ extern char *BookingRequestString(const char *fn, int nfields, const char *const
 #define BOOKING_SEAT_ROW_PARAMS 8
 #define BOOKING_SEAT_ROW_TYPES \
 	INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID, INT8OID
-#define BOOKING_INSERT_SEAT_ROW(from) \
+#define BOOKING_INSERT_SEAT_ROW_AS(limited, from) \
 	"INSERT INTO booking.bookings " \
-	"(home, id, resource_id, guest, quantity, status, expires_at, created_at, validity) " \
+	"(home, id, resource_id, guest, quantity, status, expires_at, created_at, validity, limited) " \
 	"SELECT $7, COALESCE($8, pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass)), " \
 	"$1, $3, $2, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status " \
-	"ELSE 'pending'::booking.status END, $4, $5, $6 FROM " from " RETURNING id"
+	"ELSE 'pending'::booking.status END, $4, $5, $6, " limited " FROM " from " RETURNING id"
+#define BOOKING_INSERT_SEAT_ROW(from) BOOKING_INSERT_SEAT_ROW_AS("false", from)
+/* on a resource with a guest limit (limit.c) */
+#define BOOKING_INSERT_LIMITED_SEAT_ROW(from) BOOKING_INSERT_SEAT_ROW_AS("true", from)
 
 /* counter.c: a resource's seats, on its row or its stripes, under its row lock */
 typedef enum BookingCounterTake
@@ -323,6 +330,7 @@ extern BookingLockOutcome BookingStripesTakeFast(const Datum *row, const char *r
 extern BookingLockOutcome BookingStripesTakeCommitted(const Datum *row, const char *row_nulls,
 													  int timeout_ms, int64 *booking_id,
 													  int64 *total, int *nstripes);
+#define BOOKING_STRIPES_LIMITED (-1)	/* *total: decide under the resource row */
 extern BookingLockOutcome BookingStripesLockOne(int64 resource, int32 stripes, int timeout_ms,
 												int32 *stripe);
 extern void BookingStripeAdd(int64 resource, int32 stripe, int32 seats);
@@ -330,7 +338,46 @@ extern int64 BookingStripesLockAll(int64 resource, int timeout_ms, BookingLockOu
 extern void BookingStripesSpread(int64 resource, int32 stripes, int64 free);
 extern void BookingStripesRebuild(int64 resource, int32 stripes, int64 free);
 
+/* hold.c: a booking read under its resource's row lock, for the calls that change it */
+typedef enum BookingStatus
+{
+	BOOKING_STATUS_PENDING,
+	BOOKING_STATUS_CONFIRMED,
+	BOOKING_STATUS_CANCELLED,
+	BOOKING_STATUS_EXPIRED
+} BookingStatus;
+
+typedef struct BookingLifecycle
+{
+	int64		booking;
+	int64		home;			/* the booking's, its resource's (shard.c) */
+	int64		by_us;			/* extend_hold */
+	TimestampTz until;			/* extend_hold_until */
+	int			timeout_ms;
+	TimestampTz now;			/* set again once the lock is held */
+} BookingLifecycle;
+
+typedef struct BookingLocked
+{
+	BookingResource resource;
+	BookingStatus status;
+	TimestampTz expires_at;
+	int32		quantity;
+	bool		is_seat;
+	TimestampTz created_at;
+} BookingLocked;
+
+extern bool BookingLockBooking(BookingLifecycle *req, BookingLocked *b, BookingResult *res);
+extern bool BookingEndBooking(BookingLifecycle *req, BookingLocked *b, const char *status,
+							  BookingResult *res);
+extern void BookingSetHoldExpired(BookingResult *res, BookingLifecycle *req, BookingLocked *b);
+
+/* limit.c: what one guest may hold of a resource */
+extern bool BookingGuestLimitAllows(const BookingResource *r, text *guest, int32 quantity,
+									bool stays, TimestampTz now, BookingResult *res);
+
 /* slots.c */
+extern Datum BookingStayFootprint(TimestampTz lower, TimestampTz upper, const BookingResource *r);
 extern bool BookingNextFreeSlot(int64 resource, TimestampTz from, int64 length_us,
 								TimestampTz now, TimestampTz *start);
 extern void BookingDescribeNextSlot(char *buf, size_t len, int64 resource,

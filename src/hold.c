@@ -78,40 +78,12 @@ static BookingPlan expire_plan = {
 	4, {INT8OID, TIMESTAMPTZOID, INT4OID, INT8OID}
 };
 
-typedef enum HoldStatus
-{
-	HOLD_PENDING,
-	HOLD_CONFIRMED,
-	HOLD_CANCELLED,
-	HOLD_EXPIRED
-} HoldStatus;
-
-typedef struct LifecycleRequest
-{
-	int64		booking;
-	int64		home;			/* the booking's, its resource's (shard.c) */
-	int64		by_us;			/* extend_hold */
-	TimestampTz until;			/* extend_hold_until */
-	int			timeout_ms;
-	TimestampTz now;
-} LifecycleRequest;
-
-typedef struct LockedBooking
-{
-	BookingResource resource;
-	HoldStatus	status;
-	TimestampTz expires_at;
-	int32		quantity;
-	bool		is_seat;
-	TimestampTz created_at;
-} LockedBooking;
-
 /*
  * Locks the booking's resource, then reads the booking; false with res set
  * when the booking is unknown or the lock could not be had.
  */
-static bool
-LockBooking(LifecycleRequest *req, LockedBooking *b, BookingResult *res)
+bool
+BookingLockBooking(BookingLifecycle *req, BookingLocked *b, BookingResult *res)
 {
 	Datum		values[2] = {Int64GetDatum(req->booking), Int64GetDatum(req->home)};
 	BookingLockOutcome outcome;
@@ -147,13 +119,13 @@ LockBooking(LifecycleRequest *req, LockedBooking *b, BookingResult *res)
 	}
 	status = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	if (strcmp(status, "pending") == 0)
-		b->status = HOLD_PENDING;
+		b->status = BOOKING_STATUS_PENDING;
 	else if (strcmp(status, "confirmed") == 0)
-		b->status = HOLD_CONFIRMED;
+		b->status = BOOKING_STATUS_CONFIRMED;
 	else if (strcmp(status, "cancelled") == 0)
-		b->status = HOLD_CANCELLED;
+		b->status = BOOKING_STATUS_CANCELLED;
 	else
-		b->status = HOLD_EXPIRED;
+		b->status = BOOKING_STATUS_EXPIRED;
 	b->expires_at = DatumGetTimestampTz(BookingGetDatum(0, 2, &isnull));
 	b->quantity = BookingGetInt32(0, 3, NULL);
 	b->is_seat = BookingGetBool(0, 4);
@@ -175,8 +147,8 @@ SetStatus(int64 booking, const char *status)
  * striped resource, to a stripe locked before anything is written).  False
  * with res set when that stripe could not be had.
  */
-static bool
-EndBooking(LifecycleRequest *req, LockedBooking *b, const char *status, BookingResult *res)
+bool
+BookingEndBooking(BookingLifecycle *req, BookingLocked *b, const char *status, BookingResult *res)
 {
 	BookingGiveBack gb;
 
@@ -196,8 +168,8 @@ EndBooking(LifecycleRequest *req, LockedBooking *b, const char *status, BookingR
 	return true;
 }
 
-static void
-SetHoldExpired(BookingResult *res, LifecycleRequest *req, LockedBooking *b)
+void
+BookingSetHoldExpired(BookingResult *res, BookingLifecycle *req, BookingLocked *b)
 {
 	BookingSetResult(res, BOOKING_HOLD_EXPIRED, req->booking,
 					 "The hold on booking %lld expired at %s; reserve again.",
@@ -207,32 +179,32 @@ SetHoldExpired(BookingResult *res, LifecycleRequest *req, LockedBooking *b)
 static void
 ConfirmBody(void *state, BookingResult *res)
 {
-	LifecycleRequest *req = (LifecycleRequest *) state;
-	LockedBooking b;
+	BookingLifecycle *req = (BookingLifecycle *) state;
+	BookingLocked b;
 
-	if (!LockBooking(req, &b, res))
+	if (!BookingLockBooking(req, &b, res))
 		return;
 	switch (b.status)
 	{
-		case HOLD_CONFIRMED:
+		case BOOKING_STATUS_CONFIRMED:
 			BookingSetResult(res, BOOKING_DONE, req->booking,
 							 "Booking %lld is confirmed.", (long long) req->booking);
 			return;
-		case HOLD_CANCELLED:
+		case BOOKING_STATUS_CANCELLED:
 			BookingSetResult(res, BOOKING_INVALID_STATE, req->booking,
 							 "Booking %lld is cancelled and cannot be confirmed.",
 							 (long long) req->booking);
 			return;
-		case HOLD_EXPIRED:
-			SetHoldExpired(res, req, &b);
+		case BOOKING_STATUS_EXPIRED:
+			BookingSetHoldExpired(res, req, &b);
 			return;
-		case HOLD_PENDING:
+		case BOOKING_STATUS_PENDING:
 			break;
 	}
 	if (b.expires_at <= req->now)
 	{
-		if (EndBooking(req, &b, "expired", res))
-			SetHoldExpired(res, req, &b);
+		if (BookingEndBooking(req, &b, "expired", res))
+			BookingSetHoldExpired(res, req, &b);
 		return;
 	}
 	{
@@ -247,19 +219,19 @@ ConfirmBody(void *state, BookingResult *res)
 static void
 CancelBody(void *state, BookingResult *res)
 {
-	LifecycleRequest *req = (LifecycleRequest *) state;
-	LockedBooking b;
+	BookingLifecycle *req = (BookingLifecycle *) state;
+	BookingLocked b;
 
-	if (!LockBooking(req, &b, res))
+	if (!BookingLockBooking(req, &b, res))
 		return;
-	if (b.status == HOLD_CANCELLED || b.status == HOLD_EXPIRED)
+	if (b.status == BOOKING_STATUS_CANCELLED || b.status == BOOKING_STATUS_EXPIRED)
 	{
 		BookingSetResult(res, BOOKING_INVALID_STATE, req->booking,
 						 "Booking %lld is already %s.", (long long) req->booking,
-						 b.status == HOLD_CANCELLED ? "cancelled" : "expired");
+						 b.status == BOOKING_STATUS_CANCELLED ? "cancelled" : "expired");
 		return;
 	}
-	if (!EndBooking(req, &b, "cancelled", res))
+	if (!BookingEndBooking(req, &b, "cancelled", res))
 		return;
 	/* not "free": a newcomer may already hold the dates of a lapsed hold */
 	BookingSetResult(res, BOOKING_DONE, req->booking,
@@ -272,26 +244,26 @@ CancelBody(void *state, BookingResult *res)
  * unless the booking is a live hold, now locked in b.
  */
 static bool
-LockLiveHold(LifecycleRequest *req, LockedBooking *b, BookingResult *res)
+LockLiveHold(BookingLifecycle *req, BookingLocked *b, BookingResult *res)
 {
-	if (!LockBooking(req, b, res))
+	if (!BookingLockBooking(req, b, res))
 		return false;
-	if (b->status == HOLD_CONFIRMED || b->status == HOLD_CANCELLED)
+	if (b->status == BOOKING_STATUS_CONFIRMED || b->status == BOOKING_STATUS_CANCELLED)
 	{
 		BookingSetResult(res, BOOKING_INVALID_STATE, req->booking,
 						 "Booking %lld is %s, not a hold.", (long long) req->booking,
-						 b->status == HOLD_CONFIRMED ? "confirmed" : "cancelled");
+						 b->status == BOOKING_STATUS_CONFIRMED ? "confirmed" : "cancelled");
 		return false;
 	}
-	if (b->status == HOLD_EXPIRED)
+	if (b->status == BOOKING_STATUS_EXPIRED)
 	{
-		SetHoldExpired(res, req, b);
+		BookingSetHoldExpired(res, req, b);
 		return false;
 	}
 	if (b->expires_at <= req->now)
 	{
-		if (EndBooking(req, b, "expired", res))
-			SetHoldExpired(res, req, b);
+		if (BookingEndBooking(req, b, "expired", res))
+			BookingSetHoldExpired(res, req, b);
 		return false;
 	}
 	return true;
@@ -299,7 +271,7 @@ LockLiveHold(LifecycleRequest *req, LockedBooking *b, BookingResult *res)
 
 /* Moves a live hold's expiry to until (checked against the clock after the lock). */
 static void
-SetHoldUntil(LifecycleRequest *req, TimestampTz until, BookingResult *res)
+SetHoldUntil(BookingLifecycle *req, TimestampTz until, BookingResult *res)
 {
 	Datum		values[3];
 
@@ -325,8 +297,8 @@ SetHoldUntil(LifecycleRequest *req, TimestampTz until, BookingResult *res)
 static void
 ExtendHoldBody(void *state, BookingResult *res)
 {
-	LifecycleRequest *req = (LifecycleRequest *) state;
-	LockedBooking b;
+	BookingLifecycle *req = (BookingLifecycle *) state;
+	BookingLocked b;
 	TimestampTz until;
 
 	if (!LockLiveHold(req, &b, res))
@@ -342,8 +314,8 @@ ExtendHoldBody(void *state, BookingResult *res)
 static void
 ExtendHoldUntilBody(void *state, BookingResult *res)
 {
-	LifecycleRequest *req = (LifecycleRequest *) state;
-	LockedBooking b;
+	BookingLifecycle *req = (BookingLifecycle *) state;
+	BookingLocked b;
 
 	if (!LockLiveHold(req, &b, res))
 		return;
@@ -351,7 +323,7 @@ ExtendHoldUntilBody(void *state, BookingResult *res)
 }
 
 static Datum
-RunLifecycleCall(FunctionCallInfo fcinfo, LifecycleRequest *req, const char *fn,
+RunLifecycleCall(FunctionCallInfo fcinfo, BookingLifecycle *req, const char *fn,
 				 const char *key, BookingBodyFn body)
 {
 	BookingCall call;
@@ -377,7 +349,7 @@ RunLifecycleCall(FunctionCallInfo fcinfo, LifecycleRequest *req, const char *fn,
 }
 
 static void
-ReadLifecycleArgs(FunctionCallInfo fcinfo, LifecycleRequest *req)
+ReadLifecycleArgs(FunctionCallInfo fcinfo, BookingLifecycle *req)
 {
 	memset(req, 0, sizeof(*req));
 	req->booking = BookingArgId(fcinfo, 0, "booking");
@@ -392,7 +364,7 @@ ReadLifecycleArgs(FunctionCallInfo fcinfo, LifecycleRequest *req)
 Datum
 booking_confirm(PG_FUNCTION_ARGS)
 {
-	LifecycleRequest req;
+	BookingLifecycle req;
 
 	ReadLifecycleArgs(fcinfo, &req);
 	return RunLifecycleCall(fcinfo, &req, "confirm", BookingArgKey(fcinfo, 1), ConfirmBody);
@@ -404,7 +376,7 @@ booking_confirm(PG_FUNCTION_ARGS)
 Datum
 booking_cancel(PG_FUNCTION_ARGS)
 {
-	LifecycleRequest req;
+	BookingLifecycle req;
 
 	ReadLifecycleArgs(fcinfo, &req);
 	return RunLifecycleCall(fcinfo, &req, "cancel", BookingArgKey(fcinfo, 1), CancelBody);
@@ -416,7 +388,7 @@ booking_cancel(PG_FUNCTION_ARGS)
 Datum
 booking_extend_hold(PG_FUNCTION_ARGS)
 {
-	LifecycleRequest req;
+	BookingLifecycle req;
 
 	ReadLifecycleArgs(fcinfo, &req);
 	if (PG_ARGISNULL(1))
@@ -446,7 +418,7 @@ BOOKING_SHARD_TWIN(extend_hold)
 Datum
 booking_extend_hold_until(PG_FUNCTION_ARGS)
 {
-	LifecycleRequest req;
+	BookingLifecycle req;
 
 	ReadLifecycleArgs(fcinfo, &req);
 	req.until = BookingArgUntil(fcinfo, 1);

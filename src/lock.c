@@ -32,7 +32,8 @@
 
 int			booking_lock_timeout_ms = 3000;
 
-#define RESOURCE_COLUMNS "SELECT capacity, taken, version, stripes FROM booking.resources " \
+#define RESOURCE_COLUMNS "SELECT capacity, taken, version, stripes, " \
+	"COALESCE(guest_limit, 0), buffer_before, buffer_after FROM booking.resources " \
 	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1"
 
 static BookingPlan try_lock_plan = {
@@ -82,12 +83,19 @@ RunLockStatement(void *arg)
 	la->found = BookingExecute(la->plan, values, NULL, false, 1) == 1;
 	if (la->found)
 	{
+		bool		isnull;
+
 		la->res->id = la->id;
 		la->res->home = home;
 		la->res->capacity = BookingGetInt32(0, 1, NULL);
 		la->res->taken = BookingGetInt32(0, 2, NULL);
 		la->res->version = BookingGetInt64(0, 3, NULL);
 		la->res->stripes = BookingGetInt32(0, 4, NULL);
+		la->res->guest_limit = BookingGetInt32(0, 5, NULL);
+		la->res->buffer_before = BookingIntervalUsecs(DatumGetIntervalP(BookingGetDatum(0, 6, &isnull)),
+													  "buffer_before");
+		la->res->buffer_after = BookingIntervalUsecs(DatumGetIntervalP(BookingGetDatum(0, 7, &isnull)),
+													 "buffer_after");
 	}
 }
 

@@ -2,7 +2,8 @@
  * resource.c
  *	  Resources: booking.create_resource, booking.set_capacity (an optimistic
  *	  write for slow human edits), booking.set_stripes (the layout of the
- *	  seats: one counter row or N stripes) and booking.seats_left.
+ *	  seats: one counter row or N stripes), booking.set_buffer (the time a
+ *	  stay keeps free around it) and booking.seats_left.
  *
  *	  set_capacity and set_stripes take the resource row lock, then its
  *	  stripes, then may expire lapsed holds of that resource (counter.c), in
@@ -28,6 +29,7 @@ PG_FUNCTION_INFO_V1(booking_set_capacity);
 PG_FUNCTION_INFO_V1(booking_seats_left);
 PG_FUNCTION_INFO_V1(booking_refuse_resource_delete);
 PG_FUNCTION_INFO_V1(booking_set_stripes);
+PG_FUNCTION_INFO_V1(booking_set_buffer);
 
 #define BOOKING_MAX_NAME_BYTES 1024
 
@@ -400,3 +402,154 @@ booking_set_stripes(PG_FUNCTION_ARGS)
 }
 
 BOOKING_SHARD_TWIN(set_stripes)
+
+/* the longest buffer: a year, as far as the next free slot is looked for */
+#define BOOKING_MAX_BUFFER_USECS ((int64) 366 * USECS_PER_DAY)
+
+static BookingPlan set_buffer_plan = {
+	"UPDATE booking.resources SET buffer_before = $3, buffer_after = $4, "
+	"version = version OPERATOR(pg_catalog.+) 1 "
+	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1 RETURNING version",
+	4, {INT8OID, INT8OID, INTERVALOID, INTERVALOID}
+};
+
+/*
+ * The stays that have not ended get the new buffers: one that has not begun
+ * on both sides, one under way only after it (the time before it is past).
+ */
+static BookingPlan repad_plan = {
+	"UPDATE booking.bookings SET blocked = pg_catalog.tstzrange("
+	"CASE WHEN pg_catalog.lower(during) OPERATOR(pg_catalog.>) $5 "
+	"THEN pg_catalog.lower(during) OPERATOR(pg_catalog.-) $3 ELSE pg_catalog.lower(blocked) END, "
+	"pg_catalog.upper(during) OPERATOR(pg_catalog.+) $4, '[)') "
+	"WHERE home OPERATOR(pg_catalog.=) $2 AND resource_id OPERATOR(pg_catalog.=) $1 "
+	"AND blocked IS NOT NULL AND status IN ('pending'::booking.status, 'confirmed'::booking.status) "
+	"AND pg_catalog.upper(during) OPERATOR(pg_catalog.>) $5",
+	5, {INT8OID, INT8OID, INTERVALOID, INTERVALOID, TIMESTAMPTZOID}
+};
+
+typedef struct BufferRequest
+{
+	int64		resource;
+	int64		before;
+	int64		after;
+	TimestampTz now;
+	Datum		values[5];
+} BufferRequest;
+
+static void
+RunRepad(void *arg)
+{
+	BufferRequest *req = (BufferRequest *) arg;
+
+	(void) BookingExecute(&repad_plan, req->values, NULL, false, 0);
+}
+
+static void
+SetBufferBody(void *state, BookingResult *res)
+{
+	BufferRequest *req = (BufferRequest *) state;
+	BookingResource r;
+	BookingLockOutcome outcome;
+	int64		version;
+
+	outcome = BookingLockResource(req->resource, booking_lock_timeout_ms, &r);
+	if (outcome != BOOKING_LOCKED)
+	{
+		BookingSetLockOutcome(res, outcome, req->resource, booking_lock_timeout_ms);
+		return;
+	}
+	req->now = GetCurrentTimestamp();
+	req->values[0] = Int64GetDatum(r.id);
+	req->values[1] = Int64GetDatum(r.home);
+	req->values[4] = TimestampTzGetDatum(req->now);
+
+	/* the constraint decides whether the stays still fit */
+	switch (BookingRunGuarded(RunRepad, req))
+	{
+		case BOOKING_GUARD_DONE:
+			break;
+		case BOOKING_GUARD_OVERLAP:
+			BookingSetResult(res, BOOKING_UNAVAILABLE, -1,
+							 "Resource %lld keeps its buffers: with the new ones, two of its stays that have not ended would be too close together. Move one of them first.",
+							 (long long) req->resource);
+			return;
+		case BOOKING_GUARD_BUSY:
+		case BOOKING_GUARD_UNREACHABLE:
+			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource, booking_lock_timeout_ms);
+			return;
+		case BOOKING_GUARD_RETRY:
+		case BOOKING_GUARD_MOVED:
+			BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource, booking_lock_timeout_ms);
+			return;
+	}
+	(void) BookingExecute(&set_buffer_plan, req->values, NULL, false, 1);
+	version = BookingGetInt64(0, 1, NULL);
+	BookingSetResult(res, BOOKING_DONE, -1,
+					 "Stays on resource %lld now keep %s free before them and %s after them (version %lld).",
+					 (long long) req->resource,
+					 DatumGetCString(DirectFunctionCall1(interval_out, req->values[2])),
+					 DatumGetCString(DirectFunctionCall1(interval_out, req->values[3])),
+					 (long long) version);
+}
+
+/* A buffer argument, as microseconds in an interval of hours (no days, no months). */
+static Datum
+BufferArg(FunctionCallInfo fcinfo, int argno, const char *name, int64 *usecs)
+{
+	Interval   *span;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", name),
+				 errhint("Pass '0' for no buffer.")));
+	span = PG_GETARG_INTERVAL_P(argno);
+	if (span->month != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not count months", name),
+				 errdetail("A month has no fixed length; give the buffer in days or hours.")));
+	*usecs = BookingIntervalUsecs(span, name);
+	if (*usecs < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be negative", name)));
+	if (*usecs > BOOKING_MAX_BUFFER_USECS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be at most 366 days", name)));
+	/* stored as hours, so that SQL adds it as C does: a day is 24 hours here */
+	span = palloc0(sizeof(Interval));
+	span->time = *usecs;
+	return IntervalPGetDatum(span);
+}
+
+/*
+ * set_buffer(resource, before, after)
+ */
+Datum
+booking_set_buffer(PG_FUNCTION_ARGS)
+{
+	BufferRequest req;
+	BookingCall call;
+
+	memset(&req, 0, sizeof(req));
+	req.resource = BookingArgId(fcinfo, 0, "resource");
+	req.values[2] = BufferArg(fcinfo, 1, "before", &req.before);
+	req.values[3] = BufferArg(fcinfo, 2, "after", &req.after);
+	if (BookingForwarding())
+		return BookingForward(fcinfo, "shard_set_buffer", BookingHome(req.resource), req.resource);
+
+	memset(&call, 0, sizeof(call));
+	call.timeout_ms = booking_lock_timeout_ms;
+	call.resource = req.resource;
+	call.home = BookingHome(req.resource);
+	call.now = GetCurrentTimestamp();
+	call.body = SetBufferBody;
+	call.state = &req;
+
+	PG_RETURN_DATUM(BookingCallDatum(fcinfo, &call));
+}
+
+BOOKING_SHARD_TWIN(set_buffer)

@@ -33,6 +33,7 @@ static const BookingCodeInfo code_info[] = {
 	[BOOKING_JUST_TAKEN] = {"just_taken", 409, false},
 	[BOOKING_HOLD_EXPIRED] = {"hold_expired", 410, false},
 	[BOOKING_IDEMPOTENCY_MISMATCH] = {"idempotency_mismatch", 422, false},
+	[BOOKING_GUEST_LIMIT] = {"guest_limit", 409, false},
 };
 
 const char *

@@ -115,6 +115,32 @@ GetInt(TupleTableSlot *slot, AttrNumber attnum, bool is64)
 	return is64 ? DatumGetInt64(d) : DatumGetInt32(d);
 }
 
+static int64
+GetInterval(TupleTableSlot *slot, AttrNumber attnum)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(slot, attnum, &isnull);
+
+	if (isnull)
+		return 0;
+	return BookingIntervalUsecs(DatumGetIntervalP(d), "buffer");
+}
+
+/*
+ * A stripe's free seats, or -1 when its resource has a guest limit: such a
+ * sale is decided under the resource row (limit.c), never on a stripe alone.
+ */
+static int32
+StripeFree(Relation rel, TupleTableSlot *slot)
+{
+	bool		isnull;
+	Datum		limited = slot_getattr(slot, ColumnOf(rel, "limited"), &isnull);
+
+	if (!isnull && DatumGetBool(limited))
+		return -1;
+	return (int32) GetInt(slot, ColumnOf(rel, "free"), false);
+}
+
 static void
 ReadResource(Relation rel, TupleTableSlot *slot, BookingResource *res)
 {
@@ -122,6 +148,9 @@ ReadResource(Relation rel, TupleTableSlot *slot, BookingResource *res)
 	res->taken = (int32) GetInt(slot, ColumnOf(rel, "taken"), false);
 	res->version = GetInt(slot, ColumnOf(rel, "version"), true);
 	res->stripes = (int32) GetInt(slot, ColumnOf(rel, "stripes"), false);
+	res->guest_limit = (int32) GetInt(slot, ColumnOf(rel, "guest_limit"), false);
+	res->buffer_before = GetInterval(slot, ColumnOf(rel, "buffer_before"));
+	res->buffer_after = GetInterval(slot, ColumnOf(rel, "buffer_after"));
 }
 
 /* An index scan of a table's primary key on (home, <column> = key), latest committed rows. */
@@ -214,7 +243,7 @@ LockVersion(BookingTable table, int64 home, ItemPointer tid, LockWaitPolicy wait
 			if (res != NULL)
 				ReadResource(rel, slot, res);
 			if (free != NULL)
-				*free = (int32) GetInt(slot, ColumnOf(rel, "free"), false);
+				*free = StripeFree(rel, slot);
 			*tid = slot->tts_tid;
 			break;
 		case TM_WouldBlock:
@@ -296,16 +325,14 @@ BookingRowPeekStripes(int64 resource, int64 home, BookingStripeRow *rows, int ma
 {
 	LatestScan	ls;
 	AttrNumber	stripe_col;
-	AttrNumber	free_col;
 	int			n = 0;
 
 	BeginLatestScan(&ls, BOOKING_TABLE_STRIPES, home, "resource_id", resource);
 	stripe_col = ColumnOf(ls.rel, "stripe");
-	free_col = ColumnOf(ls.rel, "free");
 	while (n < max && index_getnext_slot(ls.scan, ForwardScanDirection, ls.slot))
 	{
 		rows[n].stripe = (int32) GetInt(ls.slot, stripe_col, false);
-		rows[n].free = (int32) GetInt(ls.slot, free_col, false);
+		rows[n].free = StripeFree(ls.rel, ls.slot);
 		rows[n].tid = ls.slot->tts_tid;
 		n++;
 	}

@@ -36,6 +36,11 @@ static BookingPlan insert_plan = {
 	BOOKING_INSERT_SEAT_ROW("(SELECT) AS one"),
 	BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}
 };
+/* the same on a resource with a guest limit: the row is counted (limit.c) */
+static BookingPlan insert_limited_plan = {
+	BOOKING_INSERT_LIMITED_SEAT_ROW("(SELECT) AS one"),
+	BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}
+};
 
 /*
  * An unlocked read: a sold-out answer needs no lock when the seats were not
@@ -87,7 +92,7 @@ static BookingPlan striped_peek_plan = {
 static BookingPlan take_now_plan = {
 	"WITH l AS (SELECT id, capacity, taken FROM booking.resources "
 	"WHERE home OPERATOR(pg_catalog.=) $7 AND id OPERATOR(pg_catalog.=) $1 "
-	"AND stripes OPERATOR(pg_catalog.<=) 1 "
+	"AND stripes OPERATOR(pg_catalog.<=) 1 AND guest_limit IS NULL "
 	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
 	"FOR NO KEY UPDATE SKIP LOCKED), "
 	"u AS (UPDATE booking.resources r SET taken = l.taken OPERATOR(pg_catalog.+) $2 FROM l "
@@ -105,7 +110,7 @@ static BookingPlan take_now_plan = {
 static BookingPlan take_wait_plan = {
 	"WITH u AS (UPDATE booking.resources SET taken = taken OPERATOR(pg_catalog.+) $2 "
 	"WHERE home OPERATOR(pg_catalog.=) $7 AND id OPERATOR(pg_catalog.=) $1 "
-	"AND stripes OPERATOR(pg_catalog.<=) 1 "
+	"AND stripes OPERATOR(pg_catalog.<=) 1 AND guest_limit IS NULL "
 	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
 	"RETURNING id) " BOOKING_INSERT_SEAT_ROW("u"),
 	BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}
@@ -120,7 +125,7 @@ static BookingPlan take_wait_plan = {
 static BookingPlan take_locked_plan = {
 	"WITH u AS (UPDATE booking.resources SET taken = taken OPERATOR(pg_catalog.+) $2 "
 	"WHERE ctid OPERATOR(pg_catalog.=) $9 AND home OPERATOR(pg_catalog.=) $7 "
-	"AND id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 "
+	"AND id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 AND guest_limit IS NULL "
 	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
 	"RETURNING id) " BOOKING_INSERT_SEAT_ROW("u"),
 	BOOKING_SEAT_ROW_PARAMS + 1, {BOOKING_SEAT_ROW_TYPES, TIDOID}
@@ -149,6 +154,7 @@ typedef struct SeatRequest
 	Datum		row[BOOKING_SEAT_ROW_PARAMS];	/* $1..$6 of booking.h */
 	char		row_nulls[BOOKING_SEAT_ROW_PARAMS];
 	int64		booking_id;		/* -1 until a statement wrote the row */
+	bool		limited;		/* the resource has a guest limit */
 } SeatRequest;
 
 static void
@@ -171,6 +177,7 @@ PrepareSeatRow(SeatRequest *req)
 	else
 		req->row_nulls[7] = 'n';
 	req->booking_id = -1;
+	req->limited = false;
 }
 
 static bool
@@ -272,6 +279,9 @@ RunReclaimAndTake(void *arg)
 		BookingSetLockOutcome(res, outcome, req->resource, req->timeout_ms);
 		return false;
 	}
+	req->limited = r.guest_limit > 0;
+	if (!BookingGuestLimitAllows(&r, req->guest, req->quantity, false, req->now, res))
+		return false;
 	switch (BookingCounterTakeSeats(&r, req->quantity, req->timeout_ms, req->now, &free_left))
 	{
 		case BOOKING_COUNTER_TAKEN:
@@ -393,7 +403,7 @@ RunTakeQueued(void *arg)
 	if (BookingRowWaitResource(req->resource, req->home, &qa->tid, qa->deadline, &r) !=
 		BOOKING_ROW_LOCKED)
 		return false;
-	if (r.stripes > 1 || (int64) r.taken + req->quantity > r.capacity)
+	if (r.stripes > 1 || r.guest_limit > 0 || (int64) r.taken + req->quantity > r.capacity)
 		return false;
 	return RunTakeLocked(req, &qa->tid);
 }
@@ -448,6 +458,11 @@ TakeStriped(SeatRequest *req, BookingResult *res, bool *taken)
 	BookingStripesRemember(req->resource, 0);
 	if (n == 0)
 		return false;
+	if (total == BOOKING_STRIPES_LIMITED)
+	{
+		*taken = ReclaimAndTake(req, res);
+		return true;
+	}
 	if (total < req->quantity && !LapsedSeatsExist(req))
 	{
 		/* the capacity, for the message */
@@ -490,6 +505,12 @@ TakeCommitted(SeatRequest *req, BookingResult *res, bool *taken)
 			SetSoldOut(res, req, r.capacity, r.taken);
 		else
 			*taken = ReclaimAndTake(req, res);
+		return true;
+	}
+	/* a guest limit is checked under the row lock */
+	if (r.guest_limit > 0)
+	{
+		*taken = ReclaimAndTake(req, res);
 		return true;
 	}
 	switch (BookingRowTryLock(BOOKING_TABLE_RESOURCES, req->home, &tid))
@@ -634,7 +655,8 @@ ReserveSeatBody(void *state, BookingResult *res)
 	/* the slow paths take the seats without writing the row */
 	if (req->booking_id < 0)
 	{
-		(void) BookingExecute(&insert_plan, req->row, req->row_nulls, false, 1);
+		(void) BookingExecute(req->limited ? &insert_limited_plan : &insert_plan,
+							  req->row, req->row_nulls, false, 1);
 		req->booking_id = BookingGetInt64(0, 1, NULL);
 	}
 

@@ -2,7 +2,10 @@
  * slots.c
  *	  booking.free_slots, and the "next free slot" that unavailable and
  *	  just_taken answers carry in their message.  Read-only; takes no locks.
- *	  The query rides the GiST index of bookings_no_overlap.
+ *	  The query rides the GiST index of bookings_no_overlap.  A stay's
+ *	  footprint (bookings.blocked) is its range widened by its resource's
+ *	  buffers, so a free slot is a gap between footprints less the buffers
+ *	  a new stay brings.
  */
 #include "postgres.h"
 
@@ -20,17 +23,23 @@ PG_FUNCTION_INFO_V1(booking_free_slots);
 /* how far ahead the next free slot is looked for */
 #define NEXT_SLOT_HORIZON_USECS ((int64) 366 * USECS_PER_DAY)
 
+/* the gaps between the footprints of the stays that block (stay.c) */
 #define FREE_SLOTS_QUERY "SELECT s FROM pg_catalog.unnest(pg_catalog.tstzmultirange($2) OPERATOR(pg_catalog.-) " \
-	"COALESCE((SELECT pg_catalog.range_agg(b.during) FROM booking.bookings b " \
+	"COALESCE((SELECT pg_catalog.range_agg(b.blocked) FROM booking.bookings b " \
 	"WHERE b.home OPERATOR(pg_catalog.=) $4 AND b.resource_id OPERATOR(pg_catalog.=) $1 " \
-	"AND b.during OPERATOR(pg_catalog.&&) $2 " \
+	"AND b.blocked OPERATOR(pg_catalog.&&) $2 " \
 	"AND b.validity OPERATOR(pg_catalog.&&) $3 " \
-	"AND b.during IS NOT NULL " \
+	"AND b.blocked IS NOT NULL " \
 	"AND b.status IN ('pending'::booking.status, 'confirmed'::booking.status)), " \
 	"'{}'::pg_catalog.tstzmultirange)) AS s " \
-	"WHERE EXISTS (SELECT 1 FROM booking.resources r WHERE r.home OPERATOR(pg_catalog.=) $4 " \
-	"AND r.id OPERATOR(pg_catalog.=) $1) " \
 	"ORDER BY s"
+
+/* the resource's buffers; no row: an unknown resource */
+static BookingPlan buffers_plan = {
+	"SELECT buffer_before, buffer_after FROM booking.resources "
+	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1",
+	2, {INT8OID, INT8OID}
+};
 
 static BookingPlan free_slots_plan = {
 	FREE_SLOTS_QUERY, 4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID}
@@ -45,14 +54,55 @@ static BookingPlan free_slots_committed_plan = {
 	FREE_SLOTS_QUERY, 4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID}
 };
 
-/* the gaps, in time order; the caller filters them by length */
+/* where a run of RunFreeSlots looked, and the resource's buffers */
+typedef struct SlotWindow
+{
+	TimestampTz lower;
+	TimestampTz upper;
+	int64		before;
+	int64		after;
+} SlotWindow;
+
+/* t + d, kept within the timestamps PostgreSQL can represent */
+static TimestampTz
+ShiftClamped(TimestampTz t, int64 d)
+{
+	TimestampTz r;
+
+	if (pg_add_s64_overflow(t, d, &r) || r >= END_TIMESTAMP)
+		return d > 0 ? END_TIMESTAMP - 1 : MIN_TIMESTAMP;
+	return Max(r, MIN_TIMESTAMP);
+}
+
+/* A stay's footprint on r: [lower, upper) widened by r's buffers. */
+Datum
+BookingStayFootprint(TimestampTz lower, TimestampTz upper, const BookingResource *r)
+{
+	return BookingMakeRange(ShiftClamped(lower, -r->buffer_before),
+							ShiftClamped(upper, r->buffer_after), false);
+}
+
+/*
+ * The gaps between footprints around [w->lower, w->upper), in time order;
+ * the caller shrinks them by the buffers (SlotOf).  A stay fits in a gap
+ * when it and its buffers do, so the search is widened by the buffers.
+ */
 static int
-RunFreeSlots(int64 resource, Datum within, TimestampTz now, bool latest)
+RunFreeSlots(int64 resource, SlotWindow *w, TimestampTz now, bool latest)
 {
 	Datum		values[4];
+	bool		isnull;
 
 	values[0] = Int64GetDatum(resource);
-	values[1] = within;
+	values[1] = Int64GetDatum(BookingHome(resource));
+	if ((latest ? BookingExecuteCommitted(&buffers_plan, values, NULL, 1)
+		 : BookingExecute(&buffers_plan, values, NULL, true, 1)) == 0)
+		return 0;
+	w->before = BookingIntervalUsecs(DatumGetIntervalP(BookingGetDatum(0, 1, &isnull)), "buffer_before");
+	w->after = BookingIntervalUsecs(DatumGetIntervalP(BookingGetDatum(0, 2, &isnull)), "buffer_after");
+
+	values[1] = BookingMakeRange(ShiftClamped(w->lower, -w->before),
+								 ShiftClamped(w->upper, w->after), false);
 	values[2] = BookingMakeRange(now, 0, true);
 	values[3] = Int64GetDatum(BookingHome(resource));
 	if (latest)
@@ -61,12 +111,13 @@ RunFreeSlots(int64 resource, Datum within, TimestampTz now, bool latest)
 }
 
 /*
- * Whether gap i of the last RunFreeSlots is at least min_us long, and its
- * bounds.  In C, so that a gap of hundreds of thousands of years, whose
- * length overflows an interval, still counts.
+ * Where stays may lie in gap i of the last RunFreeSlots: the gap less the
+ * buffers, within the window.  True when that is at least min_us long.  In
+ * C, so that a gap of hundreds of thousands of years, whose length
+ * overflows an interval, still counts.
  */
 static bool
-GapAtLeast(int i, int64 min_us, TimestampTz *lower, TimestampTz *upper)
+SlotOf(int i, const SlotWindow *w, int64 min_us, TimestampTz *lower, TimestampTz *upper)
 {
 	bool		isnull;
 	RangeBound	lo;
@@ -76,8 +127,10 @@ GapAtLeast(int i, int64 min_us, TimestampTz *lower, TimestampTz *upper)
 
 	range_deserialize(lookup_type_cache(TSTZRANGEOID, TYPECACHE_RANGE_INFO),
 					  DatumGetRangeTypeP(BookingGetDatum(i, 1, &isnull)), &lo, &hi, &empty);
-	*lower = DatumGetTimestampTz(lo.val);
-	*upper = DatumGetTimestampTz(hi.val);
+	*lower = Max(ShiftClamped(DatumGetTimestampTz(lo.val), w->before), w->lower);
+	*upper = Min(ShiftClamped(DatumGetTimestampTz(hi.val), -w->after), w->upper);
+	if (*upper <= *lower)
+		return false;
 	if (pg_sub_s64_overflow(*upper, *lower, &length))
 		return true;
 	return length >= min_us;
@@ -92,20 +145,21 @@ bool
 BookingNextFreeSlot(int64 resource, TimestampTz from, int64 length_us,
 					TimestampTz now, TimestampTz *start)
 {
-	TimestampTz until;
+	SlotWindow	w;
 	int			n;
 
-	if (pg_add_s64_overflow(from, NEXT_SLOT_HORIZON_USECS, &until) || !IS_VALID_TIMESTAMP(until))
-		until = END_TIMESTAMP - 1;
-	if (until <= from)
+	w.lower = from;
+	if (pg_add_s64_overflow(from, NEXT_SLOT_HORIZON_USECS, &w.upper) || !IS_VALID_TIMESTAMP(w.upper))
+		w.upper = END_TIMESTAMP - 1;
+	if (w.upper <= from)
 		return false;
-	n = RunFreeSlots(resource, BookingMakeRange(from, until, false), now, true);
+	n = RunFreeSlots(resource, &w, now, true);
 	for (int i = 0; i < n; i++)
 	{
 		TimestampTz lower;
 		TimestampTz upper;
 
-		if (GapAtLeast(i, length_us, &lower, &upper))
+		if (SlotOf(i, &w, length_us, &lower, &upper))
 		{
 			*start = lower;
 			return true;
@@ -143,6 +197,7 @@ booking_free_slots(PG_FUNCTION_ARGS)
 	Interval   *min_length;
 	int64		min_us;
 	int			n;
+	SlotWindow	w;
 
 	resource = BookingArgId(fcinfo, 0, "resource");
 	BookingArgDuring(fcinfo, 1, "within", &lower, &upper);
@@ -161,18 +216,19 @@ booking_free_slots(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	/* lapsed holds judged at the statement's start: STABLE, as declared */
-	n = RunFreeSlots(resource, BookingMakeRange(lower, upper, false),
-					 GetCurrentStatementStartTimestamp(), false);
+	w.lower = lower;
+	w.upper = upper;
+	n = RunFreeSlots(resource, &w, GetCurrentStatementStartTimestamp(), false);
 	for (int i = 0; i < n; i++)
 	{
-		TimestampTz gap_lower;
-		TimestampTz gap_upper;
+		TimestampTz slot_lower;
+		TimestampTz slot_upper;
 		bool		isnull = false;
 		Datum		value;
 
-		if (!GapAtLeast(i, min_us, &gap_lower, &gap_upper))
+		if (!SlotOf(i, &w, min_us, &slot_lower, &slot_upper))
 			continue;
-		value = BookingGetDatum(i, 1, &isnull);
+		value = BookingMakeRange(slot_lower, slot_upper, false);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
 	}
 	SPI_finish();

@@ -33,36 +33,39 @@ PG_FUNCTION_INFO_V1(booking_reserve_stay);
 PG_FUNCTION_INFO_V1(booking_reserve_stays);
 PG_FUNCTION_INFO_V1(booking_reserve_stay_any);
 
-/* the rows that block a newcomer whose validity is $3 */
-#define BLOCKING(alias) \
-	alias ".during OPERATOR(pg_catalog.&&) $2 " \
+/* the rows that block a newcomer whose footprint is fp and validity is $3 */
+#define BLOCKING_FOOTPRINT(alias, fp) \
+	alias ".blocked OPERATOR(pg_catalog.&&) " fp " " \
 	"AND " alias ".validity OPERATOR(pg_catalog.&&) $3 " \
-	"AND " alias ".during IS NOT NULL " \
+	"AND " alias ".blocked IS NOT NULL " \
 	"AND " alias ".status IN ('pending'::booking.status, 'confirmed'::booking.status)"
+/* $2 the footprint, computed in C from the resource's buffers */
+#define BLOCKING(alias) BLOCKING_FOOTPRINT(alias, "$2")
+/* $2 the range, widened in SQL by the buffers of resource r */
+#define FOOTPRINT_OF(r) \
+	"pg_catalog.tstzrange(pg_catalog.lower($2) OPERATOR(pg_catalog.-) " r ".buffer_before, " \
+	"pg_catalog.upper($2) OPERATOR(pg_catalog.+) " r ".buffer_after, '[)')"
 
-/* $4 is the home of the resource(s) in every statement below */
-static BookingPlan precheck_plan = {
-	"SELECT EXISTS (SELECT 1 FROM booking.resources r WHERE r.home OPERATOR(pg_catalog.=) $4 "
-	"AND r.id OPERATOR(pg_catalog.=) $1), "
-	"EXISTS (SELECT 1 FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $4 "
-	"AND b.resource_id OPERATOR(pg_catalog.=) $1 AND " BLOCKING("b") ")",
-	4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID}
-};
-/* the same, without the resource: READ COMMITTED reads that in C (rowlock.c) */
+/* $4 is the home of the resource(s) in every statement below; $2 the footprint */
 static BookingPlan overlap_plan = {
 	"SELECT EXISTS (SELECT 1 FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $4 "
 	"AND b.resource_id OPERATOR(pg_catalog.=) $1 AND " BLOCKING("b") ")",
 	4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID}
 };
-/* $7 the home, $8 the booking's id (NULL: the sequence's next; see booking.h) */
+/*
+ * $7 the home, $8 the booking's id (NULL: the sequence's next; see
+ * booking.h), $9 the footprint, $10 whether the resource has a guest limit
+ */
 static BookingPlan insert_plan = {
 	"INSERT INTO booking.bookings "
-	"(home, id, resource_id, guest, quantity, during, status, expires_at, created_at, validity) "
+	"(home, id, resource_id, guest, quantity, during, status, expires_at, created_at, validity, "
+	"blocked, limited) "
 	"VALUES ($7, COALESCE($8, pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass)), "
 	"$1, $2, 1, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
-	"ELSE 'pending'::booking.status END, $4, $5, $6) "
+	"ELSE 'pending'::booking.status END, $4, $5, $6, $9, $10) "
 	"ON CONFLICT ON CONSTRAINT bookings_no_overlap DO NOTHING RETURNING id",
-	8, {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID, INT8OID}
+	10, {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID, INT8OID,
+	TSTZRANGEOID, BOOLOID}
 };
 /* the one-statement group of one server, whose every home is 0 */
 static BookingPlan group_missing_plan = {
@@ -73,33 +76,41 @@ static BookingPlan group_missing_plan = {
 	1, {INT8ARRAYOID}
 };
 static BookingPlan group_conflict_plan = {
-	"SELECT b.resource_id FROM booking.bookings b "
-	"WHERE b.home OPERATOR(pg_catalog.=) 0 AND b.resource_id OPERATOR(pg_catalog.=) ANY ($1) AND "
-	BLOCKING("b") " ORDER BY b.resource_id LIMIT 1",
+	"SELECT b.resource_id FROM booking.resources r JOIN booking.bookings b "
+	"ON b.home OPERATOR(pg_catalog.=) 0 AND b.resource_id OPERATOR(pg_catalog.=) r.id "
+	"WHERE r.home OPERATOR(pg_catalog.=) 0 AND r.id OPERATOR(pg_catalog.=) ANY ($1) AND "
+	BLOCKING_FOOTPRINT("b", FOOTPRINT_OF("r")) " ORDER BY b.resource_id LIMIT 1",
 	3, {INT8ARRAYOID, TSTZRANGEOID, TSTZRANGEOID}
 };
 static BookingPlan next_id_plan = {
 	"SELECT pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass)", 0, {InvalidOid}
 };
+/* the members' footprints and limits come from their rows, which we hold */
 static BookingPlan group_insert_plan = {
 	"INSERT INTO booking.bookings "
-	"(home, id, resource_id, guest, quantity, during, status, expires_at, created_at, validity, group_id) "
+	"(home, id, resource_id, guest, quantity, during, status, expires_at, created_at, validity, group_id, "
+	"blocked, limited) "
 	"SELECT 0, CASE WHEN u.ord OPERATOR(pg_catalog.=) 1 THEN $7 "
 	"ELSE pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass) END, "
 	"u.id, $2, 1, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
-	"ELSE 'pending'::booking.status END, $4, $5, $6, $7 "
-	"FROM pg_catalog.unnest($1) WITH ORDINALITY AS u(id, ord) ORDER BY u.ord "
+	"ELSE 'pending'::booking.status END, $4, $5, $6, $7, "
+	"pg_catalog.tstzrange(pg_catalog.lower($3) OPERATOR(pg_catalog.-) r.buffer_before, "
+	"pg_catalog.upper($3) OPERATOR(pg_catalog.+) r.buffer_after, '[)'), r.guest_limit IS NOT NULL "
+	"FROM pg_catalog.unnest($1) WITH ORDINALITY AS u(id, ord) JOIN booking.resources r "
+	"ON r.home OPERATOR(pg_catalog.=) 0 AND r.id OPERATOR(pg_catalog.=) u.id ORDER BY u.ord "
 	"ON CONFLICT ON CONSTRAINT bookings_no_overlap DO NOTHING RETURNING id",
 	7, {INT8ARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID}
 };
-/* a member of a group on Citus: $1..$8 as insert_plan, $9 the group (NULL: this one) */
+/* a member of a group on Citus: $1..$10 as insert_plan, $11 the group (NULL: this one) */
 static BookingPlan member_insert_plan = {
 	"INSERT INTO booking.bookings "
-	"(home, id, resource_id, guest, quantity, during, status, expires_at, created_at, validity, group_id) "
+	"(home, id, resource_id, guest, quantity, during, status, expires_at, created_at, validity, "
+	"blocked, limited, group_id) "
 	"VALUES ($7, $8, $1, $2, 1, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
-	"ELSE 'pending'::booking.status END, $4, $5, $6, COALESCE($9, $8)) "
+	"ELSE 'pending'::booking.status END, $4, $5, $6, $9, $10, COALESCE($11, $8)) "
 	"ON CONFLICT ON CONSTRAINT bookings_no_overlap DO NOTHING RETURNING id",
-	9, {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID, INT8OID, INT8OID}
+	11, {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID, INT8OID,
+	TSTZRANGEOID, BOOLOID, INT8OID}
 };
 static BookingPlan pool_exists_plan = {
 	"SELECT 1 FROM booking.resources WHERE home OPERATOR(pg_catalog.=) $4 "
@@ -113,12 +124,13 @@ static BookingPlan pool_units_plan = {
 	4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID}
 };
 
-/* the units of a pool that were free in the latest committed state */
+/* the units of a pool that were free in the latest committed state ($2: the range) */
 static BookingPlan free_units_plan = {
 	"SELECT r.id FROM booking.resources r WHERE r.home OPERATOR(pg_catalog.=) $4 "
 	"AND r.pool_id OPERATOR(pg_catalog.=) $1 "
 	"AND NOT EXISTS (SELECT 1 FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $4 "
-	"AND b.resource_id OPERATOR(pg_catalog.=) r.id AND " BLOCKING("b") ") "
+	"AND b.resource_id OPERATOR(pg_catalog.=) r.id AND "
+	BLOCKING_FOOTPRINT("b", FOOTPRINT_OF("r")) ") "
 	"ORDER BY r.id",
 	4, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID}
 };
@@ -149,15 +161,18 @@ PrepareStay(StayRequest *req)
 	req->validity = BookingMakeRange(req->now, req->expires_at, !req->has_hold);
 }
 
-/* Inserts one stay; returns its id, or -1 when our constraint refused it. */
+/*
+ * Inserts one stay on r, which the caller holds; returns its id, or -1 when
+ * our constraint refused it.
+ */
 static int64
-InsertStay(StayRequest *req, int64 resource)
+InsertStay(StayRequest *req, const BookingResource *r)
 {
-	Datum		values[8];
-	char		nulls[8] = "        ";
-	int64		home = BookingHome(resource);
+	Datum		values[10];
+	char		nulls[10] = "          ";
+	int64		home = r->home;
 
-	values[0] = Int64GetDatum(resource);
+	values[0] = Int64GetDatum(r->id);
 	values[1] = PointerGetDatum(req->guest);
 	values[2] = req->during;
 	values[3] = TimestampTzGetDatum(req->expires_at);
@@ -171,6 +186,8 @@ InsertStay(StayRequest *req, int64 resource)
 		values[7] = Int64GetDatum(BookingNewId("bookings_id_seq", home));
 	else
 		nulls[7] = 'n';
+	values[8] = BookingStayFootprint(req->lower, req->upper, r);
+	values[9] = BoolGetDatum(r->guest_limit > 0);
 	if (BookingExecute(&insert_plan, values, nulls, false, 1) == 0)
 		return -1;
 	return BookingGetInt64(0, 1, NULL);
@@ -204,66 +221,68 @@ SetStayCreated(BookingResult *res, int64 booking_id, const char *what, StayReque
 						 "Booked %s from %s to %s.", what, from, to);
 }
 
+/*
+ * The friendly pre-check: a resource that does not exist, or whose range is
+ * taken in the latest committed state.  False with res set.  *r and *tid:
+ * the row read, its buffers giving the footprint checked.
+ */
+static bool
+PrecheckStay(StayRequest *req, int64 resource, BookingResource *r, ItemPointer tid,
+			 BookingResult *res)
+{
+	Datum		values[4];
+
+	if (!BookingRowPeekResource(resource, BookingHome(resource), r, tid))
+	{
+		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, resource, req->timeout_ms);
+		return false;
+	}
+	r->id = resource;
+	values[0] = Int64GetDatum(resource);
+	values[1] = BookingStayFootprint(req->lower, req->upper, r);
+	values[2] = req->validity;
+	values[3] = Int64GetDatum(r->home);
+	(void) BookingExecuteLatest(&overlap_plan, values, NULL, 1);
+	if (BookingGetBool(0, 1))
+	{
+		SetStayRefusal(res, BOOKING_UNAVAILABLE, resource, req);
+		return false;
+	}
+	return true;
+}
+
 static void
 ReserveStayBody(void *state, BookingResult *res)
 {
 	StayRequest *req = (StayRequest *) state;
-	Datum		values[4] = {Int64GetDatum(req->resource), req->during, req->validity,
-	Int64GetDatum(req->home)};
 	BookingResource r;
 	BookingLockOutcome outcome;
+	ItemPointerData tid;
 	int64		booking_id;
 
 	/*
 	 * A friendly answer for what was taken before this request arrived, then
-	 * the room's lock; at READ COMMITTED the room is read and locked in C
-	 * (rowlock.c).  At SERIALIZABLE the pre-check is skipped: its read of
-	 * the GiST pages that every concurrent stay writes would make SSI abort
-	 * callers at commit, so there a taken range is refused by the constraint
-	 * alone (just_taken).
+	 * the room's lock; at READ COMMITTED the room is locked in C at the
+	 * version read (rowlock.c).  At SERIALIZABLE the pre-check is skipped:
+	 * its read of the GiST pages that every concurrent stay writes would
+	 * make SSI abort callers at commit, so there a taken range is refused by
+	 * the constraint alone (just_taken).
 	 */
+	if (!IsolationIsSerializable() && !PrecheckStay(req, req->resource, &r, &tid, res))
+		return;
 	if (!IsolationUsesXactSnapshot())
-	{
-		ItemPointerData tid;
-
-		if (!BookingRowPeekResource(req->resource, req->home, &r, &tid))
-		{
-			BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource, req->timeout_ms);
-			return;
-		}
-		(void) BookingExecuteLatest(&overlap_plan, values, NULL, 1);
-		if (BookingGetBool(0, 1))
-		{
-			SetStayRefusal(res, BOOKING_UNAVAILABLE, req->resource, req);
-			return;
-		}
 		outcome = BookingLockPeeked(&r, &tid, req->timeout_ms);
-	}
 	else
-	{
-		if (!IsolationIsSerializable())
-		{
-			(void) BookingExecuteLatest(&precheck_plan, values, NULL, 1);
-			if (!BookingGetBool(0, 1))
-			{
-				BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource, req->timeout_ms);
-				return;
-			}
-			if (BookingGetBool(0, 2))
-			{
-				SetStayRefusal(res, BOOKING_UNAVAILABLE, req->resource, req);
-				return;
-			}
-		}
 		outcome = BookingLockResource(req->resource, req->timeout_ms, &r);
-	}
 	if (outcome != BOOKING_LOCKED)
 	{
 		BookingSetLockOutcome(res, outcome, req->resource, req->timeout_ms);
 		return;
 	}
+	if (!BookingGuestLimitAllows(&r, req->guest, 1, true, req->now, res))
+		return;
 
-	booking_id = InsertStay(req, req->resource);
+	booking_id = InsertStay(req, &r);
 	if (booking_id < 0)
 	{
 		SetStayRefusal(res, BOOKING_JUST_TAKEN, req->resource, req);
@@ -302,32 +321,22 @@ static void
 StayMember(StayRequest *req, int64 resource, int64 group_id, BookingResult *res)
 {
 	int64		home = BookingHome(resource);
-	Datum		check[4] = {Int64GetDatum(resource), req->during, req->validity, Int64GetDatum(home)};
-	Datum		values[9];
-	char		nulls[9] = "         ";
+	Datum		values[11];
+	char		nulls[11] = "           ";
 	BookingResource r;
 	BookingLockOutcome outcome;
+	ItemPointerData tid;
 
-	if (!IsolationIsSerializable())
-	{
-		(void) BookingExecuteLatest(&precheck_plan, check, NULL, 1);
-		if (!BookingGetBool(0, 1))
-		{
-			BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, resource, req->timeout_ms);
-			return;
-		}
-		if (BookingGetBool(0, 2))
-		{
-			SetStayRefusal(res, BOOKING_UNAVAILABLE, resource, req);
-			return;
-		}
-	}
+	if (!IsolationIsSerializable() && !PrecheckStay(req, resource, &r, &tid, res))
+		return;
 	outcome = BookingLockResource(resource, req->timeout_ms, &r);
 	if (outcome != BOOKING_LOCKED)
 	{
 		BookingSetLockOutcome(res, outcome, resource, req->timeout_ms);
 		return;
 	}
+	if (!BookingGuestLimitAllows(&r, req->guest, 1, true, req->now, res))
+		return;
 	values[0] = Int64GetDatum(resource);
 	values[1] = PointerGetDatum(req->guest);
 	values[2] = req->during;
@@ -338,9 +347,11 @@ StayMember(StayRequest *req, int64 resource, int64 group_id, BookingResult *res)
 	values[5] = req->validity;
 	values[6] = Int64GetDatum(home);
 	values[7] = Int64GetDatum(BookingNewId("bookings_id_seq", home));
-	values[8] = Int64GetDatum(group_id);
+	values[8] = BookingStayFootprint(req->lower, req->upper, &r);
+	values[9] = BoolGetDatum(r.guest_limit > 0);
+	values[10] = Int64GetDatum(group_id);
 	if (group_id < 0)
-		nulls[8] = 'n';
+		nulls[10] = 'n';
 	if (BookingExecute(&member_insert_plan, values, nulls, false, 1) == 0)
 	{
 		SetStayRefusal(res, BOOKING_JUST_TAKEN, resource, req);
@@ -521,6 +532,8 @@ ReserveStaysBody(void *state, BookingResult *res)
 			BookingSetLockOutcome(res, outcome, DatumGetInt64(elems[i]), req->timeout_ms);
 			return;
 		}
+		if (!BookingGuestLimitAllows(&r, req->guest, 1, true, req->now, res))
+			return;
 	}
 
 	/* under the locks, a conflict now was made while we waited */
@@ -573,6 +586,7 @@ typedef struct UnitTry
 	int			timeout_ms;
 	BookingLockOutcome lock;
 	int64		booking_id;
+	bool		over_limit;		/* refused: the guest's limit on this unit */
 } UnitTry;
 
 static bool
@@ -580,6 +594,7 @@ RunUnitTry(void *arg)
 {
 	UnitTry    *ut = (UnitTry *) arg;
 	BookingResource r;
+	BookingResult limit_res;
 
 	if (!ut->wait)
 		ut->lock = BookingTryLockResource(ut->unit, &r) ? BOOKING_LOCKED : BOOKING_LOCK_BUSY;
@@ -587,7 +602,12 @@ RunUnitTry(void *arg)
 		ut->lock = BookingLockResource(ut->unit, ut->timeout_ms, &r);
 	if (ut->lock != BOOKING_LOCKED)
 		return false;
-	ut->booking_id = InsertStay(ut->req, ut->unit);
+	if (!BookingGuestLimitAllows(&r, ut->req->guest, 1, true, ut->req->now, &limit_res))
+	{
+		ut->over_limit = true;
+		return false;
+	}
+	ut->booking_id = InsertStay(ut->req, &r);
 	return ut->booking_id >= 0;
 }
 
@@ -629,6 +649,7 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 	TimestampTz deadline = 0;
 	int64		busy_unit = 0;
 	bool		retry = false;
+	bool		over_limit = false;
 
 	if (BookingExecuteLatest(&pool_exists_plan, values, NULL, 1) == 0)
 	{
@@ -657,7 +678,7 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 	{
 		for (int i = 0; i < nunits; i++)
 		{
-			UnitTry		ut = {req, units[i], pass == 1, 0, BOOKING_LOCK_BUSY, -1};
+			UnitTry		ut = {req, units[i], pass == 1, 0, BOOKING_LOCK_BUSY, -1, false};
 
 			if (tried[i])
 				continue;
@@ -679,6 +700,7 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 				case BOOKING_LOCKED:
 				case BOOKING_LOCK_NOT_FOUND:
 					tried[i] = true;	/* refused, or gone */
+					over_limit |= ut.over_limit;
 					break;
 				case BOOKING_LOCK_BUSY:
 					if (pass == 1)
@@ -702,6 +724,10 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 		BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource, req->timeout_ms);
 	else if (busy_unit > 0)
 		BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, busy_unit, req->timeout_ms);
+	else if (over_limit)
+		BookingSetResult(res, BOOKING_GUEST_LIMIT, -1,
+						 "Guest limit: every free unit of pool %lld limits the stays one guest may have, and this guest is at that limit.",
+						 (long long) req->resource);
 	else
 		BookingSetResult(res, BOOKING_SOLD_OUT, -1,
 						 "Sold out: no unit of pool %lld is free for that range.",

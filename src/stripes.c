@@ -48,7 +48,7 @@
 
 static BookingPlan take_one_plan = {
 	"WITH c AS MATERIALIZED (SELECT stripe FROM booking.resource_stripes "
-	"WHERE " STRIPES_OF("") " AND free OPERATOR(pg_catalog.>=) $2 "
+	"WHERE " STRIPES_OF("") " AND free OPERATOR(pg_catalog.>=) $2 AND NOT limited "
 	"ORDER BY (stripe OPERATOR(pg_catalog.+) $9) OPERATOR(pg_catalog.%) $10 "
 	"LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED), "
 	"u AS (UPDATE booking.resource_stripes s SET free = s.free OPERATOR(pg_catalog.-) $2 FROM c "
@@ -61,7 +61,7 @@ static BookingPlan take_wait_plan = {
 	"WITH u AS (UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.-) $2 "
 	"WHERE " STRIPES_OF("") " "
 	"AND stripe OPERATOR(pg_catalog.=) ($9 OPERATOR(pg_catalog.%) $10) "
-	"AND free OPERATOR(pg_catalog.>=) $2 RETURNING stripe) "
+	"AND free OPERATOR(pg_catalog.>=) $2 AND NOT limited RETURNING stripe) "
 	BOOKING_INSERT_SEAT_ROW("u"),
 	BOOKING_SEAT_ROW_PARAMS + 2, {BOOKING_SEAT_ROW_TYPES, INT4OID, INT4OID}
 };
@@ -106,9 +106,12 @@ static BookingPlan drop_stripes_plan = {
 	"DELETE FROM booking.resource_stripes WHERE " STRIPES_OF_RESOURCE,
 	2, {INT8OID, INT8OID}
 };
+/* a resource with a guest limit gets limited stripes (limit.c) */
 static BookingPlan make_stripes_plan = {
-	"INSERT INTO booking.resource_stripes (home, resource_id, stripe, free) "
-	"SELECT $2, $1, s, 0 FROM pg_catalog.generate_series(0, $3 OPERATOR(pg_catalog.-) 1) AS s",
+	"INSERT INTO booking.resource_stripes (home, resource_id, stripe, free, limited) "
+	"SELECT $2, $1, s, 0, (SELECT r.guest_limit IS NOT NULL FROM booking.resources r "
+	"WHERE r.home OPERATOR(pg_catalog.=) $2 AND r.id OPERATOR(pg_catalog.=) $1) "
+	"FROM pg_catalog.generate_series(0, $3 OPERATOR(pg_catalog.-) 1) AS s",
 	3, {INT8OID, INT8OID, INT4OID}
 };
 
@@ -332,7 +335,14 @@ BookingStripesTakeCommitted(const Datum *row, const char *row_nulls, int timeout
 		*nstripes = n;
 		*total = 0;
 		for (int i = 0; i < n; i++)
+		{
+			if (rows[i].free < 0)
+			{
+				*total = BOOKING_STRIPES_LIMITED;
+				return BOOKING_LOCK_NOT_FOUND;
+			}
 			*total += rows[i].free;
+		}
 		if (n == 0)
 			return BOOKING_LOCK_NOT_FOUND;
 

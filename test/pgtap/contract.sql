@@ -2,7 +2,7 @@
 -- argument names, defaults, return types, volatility and security settings.
 -- Run by pg_prove against a database with pgtap and booking installed.
 BEGIN;
-SELECT plan(142);
+SELECT plan(183);
 
 ------------------------------------------------------------------------------
 -- schema and types
@@ -41,6 +41,11 @@ SELECT col_is_pk('booking', 'resources', ARRAY['home', 'id'], 'resources: (home,
 SELECT col_not_null('booking', 'resources', 'home', 'resources.home is NOT NULL');
 SELECT col_has_default('booking', 'resources', 'id', 'resources.id is generated');
 SELECT col_is_null('booking', 'resources', 'pool_id', 'resources.pool_id is nullable');
+-- 0.5.0: a per-guest limit and buffers between stays
+SELECT col_type_is('booking', 'resources', 'guest_limit', 'integer', 'resources.guest_limit is integer');
+SELECT col_is_null('booking', 'resources', 'guest_limit', 'resources.guest_limit is nullable (no limit)');
+SELECT col_type_is('booking', 'resources', 'buffer_before', 'interval', 'resources.buffer_before is interval');
+SELECT col_type_is('booking', 'resources', 'buffer_after', 'interval', 'resources.buffer_after is interval');
 SELECT fk_ok('booking', 'resources', ARRAY['home', 'pool_id'], 'booking', 'resources', ARRAY['home', 'id'],
     'resources (home, pool_id) references resources (home, id): a unit lives in its pool''s shard');
 
@@ -63,6 +68,9 @@ SELECT col_is_pk('booking', 'resource_stripes', ARRAY['home', 'resource_id', 'st
 SELECT col_is_pk('booking', 'idempotency_keys', ARRAY['home', 'key'], 'idempotency_keys: (home, key) is the primary key');
 SELECT col_is_null('booking', 'bookings', 'during', 'bookings.during is nullable (NULL for seats)');
 SELECT col_is_null('booking', 'bookings', 'expires_at', 'bookings.expires_at is nullable');
+-- 0.5.0: a stay's footprint, and the rows a guest limit counts
+SELECT col_type_is('booking', 'bookings', 'blocked', 'tstzrange', 'bookings.blocked is tstzrange (a stay''s footprint)');
+SELECT col_type_is('booking', 'bookings', 'limited', 'boolean', 'bookings.limited is boolean');
 -- no foreign key since 0.3.0 (its check locked the resource row on every
 -- striped sale): triggers keep every booking's resource in place instead
 SELECT hasnt_fk('booking', 'bookings', 'bookings has no foreign key');
@@ -73,8 +81,8 @@ SELECT trigger_is('booking', 'resources', 'resources_no_orphans', 'booking', 're
 SELECT ok(EXISTS (
     SELECT 1 FROM pg_catalog.pg_constraint c
      WHERE c.conrelid = 'booking.bookings'::regclass AND c.contype = 'x'
-       AND pg_catalog.pg_get_constraintdef(c.oid) ~ 'resource_id WITH =.*during WITH &&'),
-    'bookings has an exclusion constraint on (resource_id WITH =, during WITH &&)');
+       AND pg_catalog.pg_get_constraintdef(c.oid) ~ 'resource_id WITH =.*blocked WITH &&'),
+    'bookings has an exclusion constraint on (resource_id WITH =, blocked WITH &&): footprints never overlap');
 
 SELECT has_table('booking', 'idempotency_keys', 'table booking.idempotency_keys exists');
 
@@ -87,7 +95,10 @@ SELECT functions_are('booking', ARRAY[
     'extend_hold', 'extend_hold_until', 'hold_expire', 'set_stripes', 'refuse_resource_delete',
     'distribute', 'shard_reserve_seat', 'shard_reserve_stay', 'shard_reserve_stays',
     'shard_reserve_stay_any', 'shard_confirm', 'shard_cancel', 'shard_extend_hold',
-    'shard_extend_hold_until', 'shard_set_capacity', 'shard_set_stripes', 'shard_stay_member'],
+    'shard_extend_hold_until', 'shard_set_capacity', 'shard_set_stripes', 'shard_stay_member',
+    'set_guest_limit', 'set_buffer', 'reserve_seats', 'reduce', 'move_stay',
+    'shard_set_guest_limit', 'shard_set_buffer', 'shard_reserve_seats', 'shard_seat_member',
+    'shard_reduce', 'shard_move_stay'],
     'schema booking holds exactly the functions of the contract (the trigger function, distribute and the Citus twins)');
 
 CREATE TEMP TABLE contract_fn (name text, args text, identity text, returns text, vol text)
@@ -134,43 +145,58 @@ INSERT INTO contract_fn VALUES
   'integer', 'bigint', 'volatile'),
  ('set_stripes',
   'resource bigint, stripes integer',
-  'bigint, integer', 'booking.result', 'volatile');
+  'bigint, integer', 'booking.result', 'volatile'),
+ ('set_guest_limit',
+  'resource bigint, max_per_guest integer',
+  'bigint, integer', 'booking.result', 'volatile'),
+ ('set_buffer',
+  'resource bigint, before interval, after interval',
+  'bigint, interval, interval', 'booking.result', 'volatile'),
+ ('reserve_seats',
+  'resources bigint[], guest text, quantities integer[] DEFAULT NULL::integer[], hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval',
+  'bigint[], text, integer[], interval, text, interval', 'booking.result', 'volatile'),
+ ('reduce',
+  'booking bigint, quantity integer, idempotency_key text DEFAULT NULL::text',
+  'bigint, integer, text', 'booking.result', 'volatile'),
+ ('move_stay',
+  'booking bigint, during tstzrange, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval',
+  'bigint, tstzrange, text, interval', 'booking.result', 'volatile');
 
--- each function exists with exactly these argument types (14)
+-- each function exists with exactly these argument types (19)
 SELECT ok(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity)) IS NOT NULL,
           format('function booking.%s(%s) exists', name, identity))
   FROM contract_fn ORDER BY name;
 
--- exact argument names and defaults (14)
+-- exact argument names and defaults (19)
 SELECT is(pg_catalog.pg_get_function_arguments(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity))),
           args, format('booking.%s has the arguments (%s)', name, args))
   FROM contract_fn ORDER BY name;
 
--- return types (14)
+-- return types (19)
 SELECT is(pg_catalog.pg_get_function_result(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity))),
           returns, format('booking.%s returns %s', name, returns))
   FROM contract_fn ORDER BY name;
 
--- volatility (14)
+-- volatility (19)
 SELECT is(CASE p.provolatile WHEN 'v' THEN 'volatile' WHEN 's' THEN 'stable' WHEN 'i' THEN 'immutable' END,
           f.vol, format('booking.%s is %s', f.name, f.vol))
   FROM contract_fn f
   LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
  ORDER BY f.name;
 
--- explicit NULL for an argument means its default: no function may be STRICT (14)
+-- explicit NULL for an argument means its default: no function may be STRICT (19)
 SELECT is(p.proisstrict, false, format('booking.%s is not STRICT (NULL means the default)', f.name))
   FROM contract_fn f
   LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
  ORDER BY f.name;
 
--- every function that writes or reads the tables runs as its owner (14) ...
+-- every function that writes or reads the tables runs as its owner (19) ...
 SELECT is(p.prosecdef, true, format('booking.%s is SECURITY DEFINER', f.name))
   FROM contract_fn f
   LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
  ORDER BY f.name;
 
--- ... with a pinned search_path (14)
+-- ... with a pinned search_path (19)
 SELECT is(p.proconfig, ARRAY['search_path=pg_catalog, pg_temp'],
           format('booking.%s pins search_path = pg_catalog, pg_temp', f.name))
   FROM contract_fn f

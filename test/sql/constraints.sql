@@ -67,8 +67,8 @@ SELECT :'SQLSTATE' AS sqlstate;
 UPDATE booking.bookings SET expires_at = now() + interval '1 hour' WHERE id = 2001;
 SELECT :'SQLSTATE' AS sqlstate;
 -- an overlapping blocking stay, written directly: the exclusion constraint
-INSERT INTO booking.bookings (resource_id, guest, quantity, during, status, validity)
-VALUES (2004, 'eve', 1, '[2030-01-02, 2030-01-04)', 'confirmed', tstzrange(now(), NULL));
+INSERT INTO booking.bookings (resource_id, guest, quantity, during, blocked, status, validity)
+VALUES (2004, 'eve', 1, '[2030-01-02, 2030-01-04)', '[2030-01-02, 2030-01-04)', 'confirmed', tstzrange(now(), NULL));
 SELECT :'SQLSTATE' AS sqlstate;
 SELECT * FROM state;
 

@@ -106,8 +106,8 @@ CREATE FUNCTION public.sneak() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF NEW.guest = 'loser' AND pg_catalog.pg_trigger_depth() = 1
        AND NEW.resource_id = pg_catalog.current_setting('sneak.resource')::bigint THEN
-        INSERT INTO booking.bookings (resource_id, guest, quantity, during, status, validity)
-        VALUES (NEW.resource_id, 'winner', 1, NEW.during, 'confirmed',
+        INSERT INTO booking.bookings (resource_id, guest, quantity, during, blocked, status, validity)
+        VALUES (NEW.resource_id, 'winner', 1, NEW.during, NEW.blocked, 'confirmed',
                 pg_catalog.tstzrange(pg_catalog.clock_timestamp(), NULL));
     END IF;
     RETURN NEW;
