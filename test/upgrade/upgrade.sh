@@ -17,7 +17,8 @@
 #  4. Checks that the API works on the old rows: reserve_seat (including
 #     reclaiming a lapsed hold), reserve_stay refused on an overlap,
 #     reserve_stay_any, cancel, confirm, a stored idempotency result replayed,
-#     hold_expire, set_stripes on an old session, and the striped session of
+#     hold_expire, set_stripes on an old session, move_stay, set_buffer and
+#     reduce on old rows (0.5.0), and the striped session of
 #     fill--0.2.0.sql when the path went through 0.2.0.
 #
 # The path follows the upgrade scripts sql/booking--A--B.sql from version to
@@ -322,6 +323,18 @@ if [[ $filled == *" 0.1.0 "* ]]; then
 		"SELECT code, http_status FROM booking.cancel(1)" "invalid_state|409"
 	check "confirm an old live hold: ok 200" $B \
 		"SELECT code, http_status FROM booking.confirm(2); SELECT status FROM booking.bookings WHERE id = 2" "ok|200;confirmed"
+	check "every old stay's footprint is its range (no buffers before 0.5.0)" $B \
+		"SELECT pg_catalog.count(*) FROM booking.bookings WHERE (during IS NULL) <> (blocked IS NULL) OR blocked <> during" "0"
+	check "move_stay of an old confirmed stay: ok 200, same id, new range" $B \
+		"SELECT code, http_status, booking_id = s.id FROM (SELECT min(id) AS id FROM booking.bookings
+		  WHERE resource_id = 3 AND status = 'confirmed' AND during IS NOT NULL) s,
+		  LATERAL booking.move_stay(s.id, '[2031-01-01, 2031-01-03)') m" "ok|200|t"
+	check "set_buffer on an old room re-pads its stays: ok" $B \
+		"SELECT code FROM booking.set_buffer(3, '0', '0')" "ok"
+	check "reduce of an old confirmed seat booking to zero: ok, cancelled" $B \
+		"CREATE TEMP TABLE r AS SELECT min(id) AS id FROM booking.bookings WHERE during IS NULL AND status = 'confirmed';
+		 SELECT m.code FROM r, LATERAL booking.reduce(r.id, (SELECT quantity FROM booking.bookings b WHERE b.id = r.id)) m;
+		 SELECT b.status FROM r JOIN booking.bookings b USING (id)" "ok;cancelled"
 	check "an idempotency key stored before the update replays its result" $B \
 		"SELECT code, booking_id, http_status, message, replayed FROM booking.reserve_seat(1, 'alice', 1, idempotency_key => 'upgrade-key-1')" \
 		"ok|1|201|Reserved 1 seat on resource 1.|t"
