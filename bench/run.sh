@@ -20,6 +20,8 @@
 #   size     reserve_stay, reserve_seat and free_slots with 10,000 vs
 #            1,000,000 existing bookings
 #   keys     reserve_seat and reserve_stay with and without an idempotency key
+#   limit    reserve_seat on sessions without a guest limit vs with one (never
+#            reached) vs the same check written by hand in PL/pgSQL
 #   sellout  time to sell 2,000 seats with 64 clients, p50/p99 latency per
 #            call: single-row vs striped
 #   memory   private RSS of one backend after 100,000 calls vs after 1,000
@@ -45,7 +47,7 @@ HOT_CLIENTS=${BENCH_HOT_CLIENTS:-1 8 32 64}
 STAY_CLIENTS=${BENCH_STAY_CLIENTS:-32}
 THREADS=${BENCH_THREADS:-2}
 PLOT=${BENCH_PLOT:-docs/img/throughput.png}
-ALL="hot stays size keys sellout memory"
+ALL="hot stays size keys limit sellout memory"
 scenarios=${*:-$ALL}
 for s in $scenarios; do
 	case " $ALL " in
@@ -175,17 +177,16 @@ make_db() {
 SELECT booking.create_resource('room ' || i, 1) FROM generate_series(1, 1000) i;
 SELECT booking.create_resource('session ' || i, 1000000000) FROM generate_series(1, 1000) i;
 -- every other night of January 2029 is booked in every room
-INSERT INTO booking.bookings (resource_id, guest, quantity, during, status, created_at, validity)
-SELECT r, 'seed', 1, tstzrange(d, d + interval '1 day'), 'confirmed', now(), tstzrange(now(), NULL)
+INSERT INTO booking.bookings (resource_id, guest, quantity, during, blocked, status, created_at, validity)
+SELECT r, 'seed', 1, tstzrange(d, d + interval '1 day'), tstzrange(d, d + interval '1 day'), 'confirmed', now(), tstzrange(now(), NULL)
 FROM generate_series(1, 1000) r,
      generate_series(timestamptz '2029-01-01', '2029-01-31', interval '2 days') d;
 -- the bulk, spread evenly over the rooms
-INSERT INTO booking.bookings (resource_id, guest, quantity, during, status, created_at, validity)
-SELECT 1 + (g % 1000), 'bulk', 1,
-       tstzrange(timestamptz '2031-01-01' + (g / 1000) * interval '1 day',
-                 timestamptz '2031-01-01' + (g / 1000 + 1) * interval '1 day'),
-       'confirmed', now(), tstzrange(now(), NULL)
-FROM generate_series(0, $bulk - 1) g;
+INSERT INTO booking.bookings (resource_id, guest, quantity, during, blocked, status, created_at, validity)
+SELECT 1 + (g % 1000), 'bulk', 1, s, s, 'confirmed', now(), tstzrange(now(), NULL)
+FROM generate_series(0, $bulk - 1) g,
+     LATERAL (SELECT tstzrange(timestamptz '2031-01-01' + (g / 1000) * interval '1 day',
+                               timestamptz '2031-01-01' + (g / 1000 + 1) * interval '1 day') AS s) d;
 VACUUM ANALYZE booking.bookings;
 SQL
 }
@@ -354,13 +355,13 @@ BEGIN
         RETURN ROW(false, 'not_found', NULL, 404, 'No such resource.', false)::booking.result;
     END IF;
     IF EXISTS (SELECT 1 FROM pls_bookings b WHERE b.home = 0 AND b.resource_id = room
-               AND b.during && want AND b.validity && tstzrange(ts, NULL)
-               AND b.during IS NOT NULL AND b.status IN ('pending', 'confirmed')) THEN
+               AND b.blocked && want AND b.validity && tstzrange(ts, NULL)
+               AND b.blocked IS NOT NULL AND b.status IN ('pending', 'confirmed')) THEN
         RETURN ROW(false, 'unavailable', NULL, 409, 'Already booked.', false)::booking.result;
     END IF;
     PERFORM 1 FROM pls_resources r WHERE r.home = 0 AND r.id = room FOR NO KEY UPDATE;
-    INSERT INTO pls_bookings (resource_id, guest, quantity, during, status, created_at, validity)
-    VALUES (room, guest, 1, want, 'confirmed', ts, tstzrange(ts, NULL))
+    INSERT INTO pls_bookings (resource_id, guest, quantity, during, blocked, status, created_at, validity)
+    VALUES (room, guest, 1, want, want, 'confirmed', ts, tstzrange(ts, NULL))
     ON CONFLICT DO NOTHING RETURNING pls_bookings.id INTO id;
     IF id IS NULL THEN
         RETURN ROW(false, 'just_taken', NULL, 409, 'Just taken.', false)::booking.result;
@@ -407,6 +408,72 @@ scenario_keys() {
 		printf "%-14s %12.0f %12.0f %8s\n" "$call" "${MED[plain]}" "${MED[keyed]}" "$(ratio "${MED[keyed]}" "${MED[plain]}")"
 		target "$call: with a key / without (cost <= 10%)" "$(ratio "${MED[keyed]}" "${MED[plain]}")" ">=" 0.90
 	done
+}
+
+scenario_limit() {
+	echo
+	echo "== limit: reserve_seat without and with a guest limit, and the limit by hand in PL/pgSQL, $CLIENTS clients"
+	make_db bench_limit 0
+	PGDATABASE=bench_limit plain_tables pll
+	q -d bench_limit >/dev/null <<'SQL'
+SELECT booking.create_resource('limited session ' || i, 1000000000) FROM generate_series(1, 1000) i;
+SELECT count(*) FROM booking.resources r, LATERAL booking.set_guest_limit(r.id, 1000000000) s
+ WHERE r.id > 2000 AND s.ok;
+INSERT INTO pll_resources (name, capacity, guest_limit)
+SELECT 'session ' || i, 1000000000, 1000000000 FROM generate_series(1, 1000) i;
+-- what a user would add for the count
+CREATE INDEX ON pll_bookings (home, resource_id, guest) WHERE status IN ('pending', 'confirmed');
+-- reserve_seat with a per-guest limit as one PL/pgSQL function: the row
+-- lock, the guest's holding counted under it, the counter, the row
+CREATE FUNCTION pll_reserve_seat(resource bigint, guest text, quantity integer DEFAULT 1)
+    RETURNS booking.result LANGUAGE plpgsql AS $$
+DECLARE
+    cap integer;
+    tk integer;
+    lim integer;
+    held bigint;
+    id bigint;
+    ts timestamptz := clock_timestamp();
+BEGIN
+    SELECT r.capacity, r.taken, r.guest_limit INTO cap, tk, lim
+      FROM pll_resources r WHERE r.home = 0 AND r.id = resource FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN ROW(false, 'not_found', NULL, 404, 'No such resource.', false)::booking.result;
+    END IF;
+    IF lim IS NOT NULL THEN
+        SELECT coalesce(sum(b.quantity), 0) INTO held FROM pll_bookings b
+         WHERE b.home = 0 AND b.resource_id = resource AND b.guest = pll_reserve_seat.guest
+           AND b.status IN ('pending', 'confirmed') AND (b.expires_at IS NULL OR b.expires_at > ts);
+        IF held + quantity > lim THEN
+            RETURN ROW(false, 'guest_limit', NULL, 409, 'Guest limit.', false)::booking.result;
+        END IF;
+    END IF;
+    IF tk + quantity > cap THEN
+        RETURN ROW(false, 'sold_out', NULL, 409, 'Sold out.', false)::booking.result;
+    END IF;
+    UPDATE pll_resources r SET taken = tk + quantity WHERE r.home = 0 AND r.id = resource;
+    INSERT INTO pll_bookings (resource_id, guest, quantity, status, created_at, validity)
+    VALUES (resource, guest, quantity, 'confirmed', ts, tstzrange(ts, NULL))
+    RETURNING pll_bookings.id INTO id;
+    RETURN ROW(true, 'ok', id, 201, 'Booked.', false)::booking.result;
+END
+$$;
+VACUUM ANALYZE;
+SQL
+	side_by_side "$CLIENTS" none bench_limit "$work/limit_none.pgb" limited bench_limit "$work/limit_set.pgb" \
+		plpgsql bench_limit "$work/limit_plpgsql.pgb"
+	printf "%-8s %12s %12s %14s %14s %16s\n" clients "no limit" "limit" "plpgsql limit" "limit/none" "limit/plpgsql"
+	printf "%-8s %12.0f %12.0f %14.0f %14s %16s\n" "$CLIENTS" "${MED[none]}" "${MED[limited]}" "${MED[plpgsql]}" \
+		"$(ratio "${MED[limited]}" "${MED[none]}")" "$(ratio "${MED[limited]}" "${MED[plpgsql]}")"
+	# the counters agree with the rows, and the limited rows were counted
+	if [ "$(qa -d bench_limit -c "SELECT count(*) FROM booking.resources r WHERE r.taken <> (SELECT coalesce(sum(quantity), 0)
+		FROM booking.bookings b WHERE b.resource_id = r.id AND b.during IS NULL AND b.status IN ('pending', 'confirmed'))")" != 0 ] ||
+		[ "$(qa -d bench_limit -c "SELECT count(*) FROM booking.bookings WHERE (resource_id > 2000) <> limited")" != 0 ]; then
+		echo "limit: the counters or the limited marks are wrong" >&2
+		return 1
+	fi
+	target "reserve_seat with a guest limit / PL/pgSQL limit" "$(ratio "${MED[limited]}" "${MED[plpgsql]}")" ">=" 1.00
+	reference "reserve_seat with a guest limit / without" "$(ratio "${MED[limited]}" "${MED[none]}")"
 }
 
 # sell_once MODE ROUND: a flash sale of a fresh 2,000-seat resource.  64

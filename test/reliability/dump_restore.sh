@@ -135,8 +135,8 @@ check "the dates of the cancelled and of the expired stay are free" \
 check "the group's two rooms are refused for overlapping dates (unavailable)" \
 	"SELECT code FROM booking.reserve_stays(ARRAY[$g1, $g2], 'y', '[2030-06-04, 2030-06-06)')" unavailable
 check "the group is findable: 2 members share group_id $grp" "SELECT count(*) FROM booking.bookings WHERE group_id = $grp" 2
-raw=$(q "INSERT INTO booking.bookings (resource_id, guest, quantity, during, status, validity)
-         VALUES ($room, 'raw', 1, '[2030-06-02, 2030-06-03)', 'confirmed', tstzrange(now(), NULL))" 2>&1)
+raw=$(q "INSERT INTO booking.bookings (resource_id, guest, quantity, during, blocked, status, validity)
+         VALUES ($room, 'raw', 1, '[2030-06-02, 2030-06-03)', '[2030-06-02, 2030-06-03)', 'confirmed', tstzrange(now(), NULL))" 2>&1)
 if echo "$raw" | grep -q 'violates exclusion constraint "bookings_no_overlap"'; then
 	pass "a raw overlapping INSERT that bypasses the API fails on bookings_no_overlap"
 else
