@@ -115,8 +115,8 @@ ReduceBody(void *state, BookingResult *res)
 		if (!BookingEndBooking(life, &b, "cancelled", res))
 			return;
 		BookingSetResult(res, BOOKING_DONE, life->booking,
-						 "Booking %lld is cancelled: all its %d %s were given back.",
-						 (long long) life->booking, b.quantity, b.quantity == 1 ? "seat" : "seats");
+						 "Booking %lld is cancelled: all its %d %s given back.",
+						 (long long) life->booking, b.quantity, b.quantity == 1 ? "seat was" : "seats were");
 		return;
 	}
 
