@@ -21,6 +21,7 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
+#include "utils/typcache.h"
 
 #include "booking.h"
 
@@ -413,19 +414,18 @@ static BookingPlan set_buffer_plan = {
 	4, {INT8OID, INT8OID, INTERVALOID, INTERVALOID}
 };
 
-/*
- * The stays that have not ended get the new buffers: one that has not begun
- * on both sides, one under way only after it (the time before it is past).
- */
-static BookingPlan repad_plan = {
-	"UPDATE booking.bookings SET blocked = pg_catalog.tstzrange("
-	"CASE WHEN pg_catalog.lower(during) OPERATOR(pg_catalog.>) $5 "
-	"THEN pg_catalog.lower(during) OPERATOR(pg_catalog.-) $3 ELSE pg_catalog.lower(blocked) END, "
-	"pg_catalog.upper(during) OPERATOR(pg_catalog.+) $4, '[)') "
-	"WHERE home OPERATOR(pg_catalog.=) $2 AND resource_id OPERATOR(pg_catalog.=) $1 "
+/* the blocking stays that have not ended, with their footprints' lower bounds */
+static BookingPlan unended_plan = {
+	"SELECT id, pg_catalog.lower(during), pg_catalog.upper(during), pg_catalog.lower(blocked) "
+	"FROM booking.bookings WHERE home OPERATOR(pg_catalog.=) $2 AND resource_id OPERATOR(pg_catalog.=) $1 "
 	"AND blocked IS NOT NULL AND status IN ('pending'::booking.status, 'confirmed'::booking.status) "
-	"AND pg_catalog.upper(during) OPERATOR(pg_catalog.>) $5",
-	5, {INT8OID, INT8OID, INTERVALOID, INTERVALOID, TIMESTAMPTZOID}
+	"AND pg_catalog.upper(during) OPERATOR(pg_catalog.>) $3",
+	3, {INT8OID, INT8OID, TIMESTAMPTZOID}
+};
+static BookingPlan set_footprint_plan = {
+	"UPDATE booking.bookings SET blocked = $3 "
+	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1",
+	3, {INT8OID, INT8OID, TSTZRANGEOID}
 };
 
 typedef struct BufferRequest
@@ -434,15 +434,83 @@ typedef struct BufferRequest
 	int64		before;
 	int64		after;
 	TimestampTz now;
-	Datum		values[5];
+	Datum		values[4];		/* set_buffer_plan's: id, home, before, after */
 } BufferRequest;
 
+typedef struct Unended
+{
+	int64		id;
+	TimestampTz lower;			/* of during */
+	TimestampTz upper;
+	TimestampTz blocked_lower;
+} Unended;
+
+static void
+SetFootprint(int64 id, int64 home, TimestampTz lower, TimestampTz upper)
+{
+	Datum		values[3] = {Int64GetDatum(id), Int64GetDatum(home),
+	BookingMakeRange(lower, upper, false)};
+
+	(void) BookingExecute(&set_footprint_plan, values, NULL, false, 0);
+}
+
+/*
+ * The stays that have not ended get the new buffers: one that has not begun
+ * on both sides, one under way only after it (the time before it is past).
+ * The constraint checks each row as it is written, so first every footprint
+ * shrinks to what both the old and the new one cover, then each grows to the
+ * new one: a conflict on the way is then a conflict of the end state, never
+ * of the order the rows were written in.  One constant per row, computed
+ * here: Citus refuses the date arithmetic of a STABLE operator on columns.
+ */
 static void
 RunRepad(void *arg)
 {
 	BufferRequest *req = (BufferRequest *) arg;
+	BookingResource r;
+	Datum		values[3];
+	Unended    *stays;
+	int			n;
 
-	(void) BookingExecute(&repad_plan, req->values, NULL, false, 0);
+	r.buffer_before = req->before;
+	r.buffer_after = req->after;
+	values[0] = req->values[0];
+	values[1] = req->values[1];
+	values[2] = TimestampTzGetDatum(req->now);
+	n = BookingExecute(&unended_plan, values, NULL, false, 0);
+	stays = palloc(sizeof(Unended) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		stays[i].id = BookingGetInt64(i, 1, NULL);
+		stays[i].lower = DatumGetTimestampTz(BookingGetDatum(i, 2, &isnull));
+		stays[i].upper = DatumGetTimestampTz(BookingGetDatum(i, 3, &isnull));
+		stays[i].blocked_lower = DatumGetTimestampTz(BookingGetDatum(i, 4, &isnull));
+	}
+	for (int pass = 0; pass < 2; pass++)
+	{
+		for (int i = 0; i < n; i++)
+		{
+			Unended    *u = &stays[i];
+			RangeType  *fp = DatumGetRangeTypeP(BookingStayFootprint(u->lower, u->upper, &r));
+			RangeBound	lo;
+			RangeBound	hi;
+			bool		empty;
+			TimestampTz lower;
+
+			range_deserialize(lookup_type_cache(TSTZRANGEOID, TYPECACHE_RANGE_INFO), fp,
+							  &lo, &hi, &empty);
+			/* under way: the footprint keeps the lower bound it had */
+			lower = u->lower > req->now ? DatumGetTimestampTz(lo.val) : u->blocked_lower;
+			if (pass == 0)
+				SetFootprint(u->id, DatumGetInt64(req->values[1]),
+							 u->lower > req->now ? u->lower : u->blocked_lower, u->upper);
+			else
+				SetFootprint(u->id, DatumGetInt64(req->values[1]), lower,
+							 DatumGetTimestampTz(hi.val));
+		}
+	}
 }
 
 static void
@@ -462,7 +530,6 @@ SetBufferBody(void *state, BookingResult *res)
 	req->now = GetCurrentTimestamp();
 	req->values[0] = Int64GetDatum(r.id);
 	req->values[1] = Int64GetDatum(r.home);
-	req->values[4] = TimestampTzGetDatum(req->now);
 
 	/* the constraint decides whether the stays still fit */
 	switch (BookingRunGuarded(RunRepad, req))

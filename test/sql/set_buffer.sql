@@ -193,6 +193,21 @@ SELECT ok, code, http_status FROM booking.reserve_stay(6, 'wes', '[2030-05-14, 2
 SELECT guest, during, blocked FROM booking.bookings WHERE resource_id = 6 ORDER BY lower(during);
 SELECT * FROM booking.free_slots(6, '[2030-05-09, 2030-05-16)', '0');
 
+--
+-- a change that moves footprints both ways (before grows, after shrinks)
+-- fits in the end, whatever order the stays are re-padded in: the later
+-- stay, booked first, must not meet the earlier stay's old, longer after
+-- (resource 7)
+--
+SELECT booking.create_resource('both ways') AS r7 \gset
+SELECT ok, code FROM booking.set_buffer(:r7, '0', '3 hours');
+SELECT ok, code FROM booking.reserve_stay(:r7, 'late', tstzrange(:'t0'::timestamptz + interval '4 hours', :'t0'::timestamptz + interval '6 hours'));
+SELECT ok, code FROM booking.reserve_stay(:r7, 'now', tstzrange(:'t0'::timestamptz - interval '1 hour', :'t0'::timestamptz + interval '1 hour'));
+-- now: under way, footprint to t0 + 1 h + 1 h; late: from t0 + 4 h - 2 h
+SELECT ok, code, http_status FROM booking.set_buffer(:r7, '2 hours', '1 hour');
+SELECT guest, lower(during) - lower(blocked) AS before, upper(blocked) - upper(during) AS after
+FROM booking.bookings WHERE resource_id = :r7 ORDER BY lower(during);
+
 -- every stay's footprint covers its range
 SELECT count(*) FILTER (WHERE NOT blocked @> during) AS bad_footprints, count(*) AS stays
 FROM booking.bookings WHERE during IS NOT NULL;
