@@ -543,14 +543,14 @@ CREATE FUNCTION booking.shard_move_stay(booking bigint, during tstzrange, idempo
 COMMENT ON FUNCTION booking.shard_move_stay(bigint, tstzrange, text, interval, bigint) IS
 'internal: booking.move_stay on the node that holds the shard of home (Citus); call booking.move_stay';
 
-CREATE FUNCTION booking.shard_seat_member(resource bigint, guest text, quantity integer, hold interval,
-        group_id bigint, lock_timeout interval, home bigint)
+CREATE FUNCTION booking.shard_seat_member(resource bigint, guest text, quantity integer,
+        expires_at timestamptz, group_id bigint, lock_timeout interval, home bigint)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_seat_member'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION booking.shard_seat_member(bigint, text, integer, interval, bigint, interval, bigint) IS
-'internal: one member of a booking.reserve_seats group whose members live on several nodes (Citus)';
+COMMENT ON FUNCTION booking.shard_seat_member(bigint, text, integer, timestamptz, bigint, interval, bigint) IS
+'internal: one member of a booking.reserve_seats group whose members live on several nodes (Citus); every member gets the expiry of the coordinator''s hold';
 
 -- Nothing is executable by PUBLIC: the documented grants are given to the
 -- application role explicitly (docs/reference.md, Grants).

@@ -45,7 +45,7 @@ static const char *const twins[] = {
 	"shard_set_guest_limit(bigint, integer, bigint)",
 	"shard_set_buffer(bigint, interval, interval, bigint)",
 	"shard_reserve_seats(bigint[], text, integer[], interval, text, interval, bigint)",
-	"shard_seat_member(bigint, text, integer, interval, bigint, interval, bigint)",
+	"shard_seat_member(bigint, text, integer, timestamptz, bigint, interval, bigint)",
 	"shard_reduce(bigint, integer, text, bigint)",
 	"shard_move_stay(bigint, tstzrange, text, interval, bigint)",
 };

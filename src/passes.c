@@ -104,7 +104,8 @@ SeatMember(PassRequest *req, int64 resource, int32 quantity, int64 group_id, Boo
 	if (!req->has_hold)
 		nulls[3] = 'n';
 	values[4] = TimestampTzGetDatum(req->now);
-	values[5] = BookingMakeRange(req->now, req->expires_at, !req->has_hold);
+	/* a member on another node may run after the hold it is given lapsed */
+	values[5] = BookingMakeRange(req->now, Max(req->expires_at, req->now), !req->has_hold);
 	values[6] = Int64GetDatum(home);
 	/* on Citus the booking's id is drawn to land in the resource's shard */
 	if (BookingDistributed())
@@ -119,22 +120,23 @@ SeatMember(PassRequest *req, int64 resource, int32 quantity, int64 group_id, Boo
 	BookingSetResult(res, BOOKING_CREATED, BookingGetInt64(0, 1, NULL), "member booked");
 }
 
-/* A member on the node that holds it, through its twin (route.c). */
+/*
+ * A member on the node that holds it, through its twin (route.c).  It gets
+ * the expiry computed here, so every member of a hold lapses at once.
+ */
 static void
 ForwardMember(PassRequest *req, int64 resource, int32 quantity, int64 group_id, BookingResult *res)
 {
-	Oid			types[7] = {INT8OID, TEXTOID, INT4OID, INTERVALOID, INT8OID, INTERVALOID, INT8OID};
+	Oid			types[7] = {INT8OID, TEXTOID, INT4OID, TIMESTAMPTZOID, INT8OID, INTERVALOID, INT8OID};
 	Datum		values[7];
 	char		nulls[7] = "       ";
-	Interval   *hold = palloc0(sizeof(Interval));
 	Interval   *wait = palloc0(sizeof(Interval));
 
-	hold->time = req->hold_us;
 	wait->time = (int64) req->timeout_ms * 1000;
 	values[0] = Int64GetDatum(resource);
 	values[1] = PointerGetDatum(req->guest);
 	values[2] = Int32GetDatum(quantity);
-	values[3] = IntervalPGetDatum(hold);
+	values[3] = TimestampTzGetDatum(req->expires_at);
 	if (!req->has_hold)
 		nulls[3] = 'n';
 	values[4] = Int64GetDatum(group_id);
@@ -404,13 +406,12 @@ SeatMemberBody(void *state, BookingResult *res)
 {
 	MemberRequest *mr = (MemberRequest *) state;
 
-	mr->req.expires_at = mr->req.has_hold ? mr->req.now + mr->req.hold_us : 0;
 	SeatMember(&mr->req, mr->resource, mr->quantity, mr->group_id, res);
 }
 
 /*
  * The work of one pass member on its node, for shard_seat_member:
- * (resource, guest, quantity, hold, group_id, lock_timeout, home).
+ * (resource, guest, quantity, expires_at, group_id, lock_timeout, home).
  */
 static Datum
 booking_seat_member(PG_FUNCTION_ARGS)
@@ -422,7 +423,15 @@ booking_seat_member(PG_FUNCTION_ARGS)
 	mr.resource = BookingArgId(fcinfo, 0, "resource");
 	mr.req.guest = BookingArgGuest(fcinfo, 1);
 	mr.quantity = BookingArgQuantity(fcinfo, 2);
-	mr.req.has_hold = BookingArgHold(fcinfo, 3, &mr.req.hold_us);
+	mr.req.has_hold = !PG_ARGISNULL(3);
+	if (mr.req.has_hold)
+	{
+		mr.req.expires_at = PG_GETARG_TIMESTAMPTZ(3);
+		if (TIMESTAMP_NOT_FINITE(mr.req.expires_at))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("expires_at must be finite")));
+	}
 	mr.group_id = PG_ARGISNULL(4) ? -1 : PG_GETARG_INT64(4);
 	mr.req.timeout_ms = BookingArgLockTimeout(fcinfo, 5);
 	mr.req.now = GetCurrentTimestamp();
