@@ -131,14 +131,14 @@ GetInterval(TupleTableSlot *slot, AttrNumber attnum)
  * sale is decided under the resource row (limit.c), never on a stripe alone.
  */
 static int32
-StripeFree(Relation rel, TupleTableSlot *slot)
+StripeFree(TupleTableSlot *slot, AttrNumber free_col, AttrNumber limited_col)
 {
 	bool		isnull;
-	Datum		limited = slot_getattr(slot, ColumnOf(rel, "limited"), &isnull);
+	Datum		limited = slot_getattr(slot, limited_col, &isnull);
 
 	if (!isnull && DatumGetBool(limited))
 		return -1;
-	return (int32) GetInt(slot, ColumnOf(rel, "free"), false);
+	return (int32) GetInt(slot, free_col, false);
 }
 
 static void
@@ -243,7 +243,7 @@ LockVersion(BookingTable table, int64 home, ItemPointer tid, LockWaitPolicy wait
 			if (res != NULL)
 				ReadResource(rel, slot, res);
 			if (free != NULL)
-				*free = StripeFree(rel, slot);
+				*free = StripeFree(slot, ColumnOf(rel, "free"), ColumnOf(rel, "limited"));
 			*tid = slot->tts_tid;
 			break;
 		case TM_WouldBlock:
@@ -325,14 +325,18 @@ BookingRowPeekStripes(int64 resource, int64 home, BookingStripeRow *rows, int ma
 {
 	LatestScan	ls;
 	AttrNumber	stripe_col;
+	AttrNumber	free_col;
+	AttrNumber	limited_col;
 	int			n = 0;
 
 	BeginLatestScan(&ls, BOOKING_TABLE_STRIPES, home, "resource_id", resource);
 	stripe_col = ColumnOf(ls.rel, "stripe");
+	free_col = ColumnOf(ls.rel, "free");
+	limited_col = ColumnOf(ls.rel, "limited");
 	while (n < max && index_getnext_slot(ls.scan, ForwardScanDirection, ls.slot))
 	{
 		rows[n].stripe = (int32) GetInt(ls.slot, stripe_col, false);
-		rows[n].free = StripeFree(ls.rel, ls.slot);
+		rows[n].free = StripeFree(ls.slot, free_col, limited_col);
 		rows[n].tid = ls.slot->tts_tid;
 		n++;
 	}
