@@ -236,6 +236,75 @@ SELECT * FROM (VALUES
 ('shard_stay_member', 'guest NULL', $$SELECT code FROM booking.shard_stay_member({room}, NULL, '[2031-01-01, 2031-01-02)', NULL, NULL, NULL, 0)$$, '22004', 'guest', NULL)
 ) v WHERE to_regproc('booking.distribute') IS NOT NULL;
 
+-- 0.5.0: set_guest_limit, set_buffer, reserve_seats, reduce, move_stay and
+-- their twins.  Only errors and refusals that write nothing: a refused pass
+-- fails on its first member, so no booking id is drawn.
+INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result)
+SELECT * FROM (VALUES
+('set_guest_limit', 'resource NULL', $$SELECT code FROM booking.set_guest_limit(NULL, 2)$$, '22004', 'resource', NULL),
+('set_guest_limit', 'max_per_guest 0', $$SELECT code FROM booking.set_guest_limit({seat}, 0)$$, '22023', 'max_per_guest', NULL),
+('set_guest_limit', 'max_per_guest -2^31', $$SELECT code FROM booking.set_guest_limit({seat}, -2147483648)$$, '22023', 'max_per_guest', NULL),
+('set_guest_limit', 'unknown resource 2^63-1, max_per_guest NULL', $$SELECT code || ' ' || http_status FROM booking.set_guest_limit(9223372036854775807, NULL)$$, NULL, NULL, '^not_found 404$'),
+('set_buffer', 'resource NULL', $$SELECT code FROM booking.set_buffer(NULL, '1 hour', '1 hour')$$, '22004', 'resource', NULL),
+('set_buffer', 'before NULL', $$SELECT code FROM booking.set_buffer({room}, NULL, '1 hour')$$, '22004', 'before', NULL),
+('set_buffer', 'after NULL', $$SELECT code FROM booking.set_buffer({room}, '1 hour', NULL)$$, '22004', 'after', NULL),
+('set_buffer', 'before -1 microsecond', $$SELECT code FROM booking.set_buffer({room}, '-1 microsecond', '0')$$, '22023', 'before', NULL),
+('set_buffer', 'after 1 month', $$SELECT code FROM booking.set_buffer({room}, '0', '1 month')$$, '22023', 'after', NULL),
+('set_buffer', 'after 178,000,000 years', $$SELECT code FROM booking.set_buffer({room}, '0', '178000000 years')$$, '22023', 'after', NULL),
+('set_buffer', 'before 367 days', $$SELECT code FROM booking.set_buffer({room}, '367 days', '0')$$, '22023', 'before', NULL),
+('set_buffer', 'before 2^31-1 days', $$SELECT code FROM booking.set_buffer({room}, '2147483647 days', '0')$$, '22023', 'before', NULL),
+('set_buffer', 'before -2^63 microseconds', $$SELECT code FROM booking.set_buffer({room}, '-9223372036854775808 microseconds', '0')$$, '22023', 'before', NULL),
+('set_buffer', 'unknown resource -1', $$SELECT code || ' ' || http_status FROM booking.set_buffer(-1, '0', '0')$$, NULL, NULL, '^not_found 404$'),
+('reserve_seats', 'resources NULL', $$SELECT code FROM booking.reserve_seats(NULL, 'g')$$, '22004', 'resources', NULL),
+('reserve_seats', 'resources empty', $$SELECT code FROM booking.reserve_seats('{}', 'g')$$, '22023', 'resources', NULL),
+('reserve_seats', 'resources with a NULL', $$SELECT code FROM booking.reserve_seats(ARRAY[{seat}, NULL], 'g')$$, '22004', 'resources', NULL),
+('reserve_seats', 'resources with a duplicate', $$SELECT code FROM booking.reserve_seats(ARRAY[{seat}, {seat}], 'g')$$, '22023', 'resources', NULL),
+('reserve_seats', 'resources of 101 elements', $$SELECT code FROM booking.reserve_seats(ARRAY(SELECT g::bigint FROM generate_series(1, 101) g), 'g')$$, '22023', 'resources', NULL),
+('reserve_seats', 'resources of 1,000,000 elements', $$SELECT code FROM booking.reserve_seats(array_fill(1::bigint, ARRAY[1000000]), 'g')$$, '22023', 'resources', NULL),
+('reserve_seats', 'resources two-dimensional', $$SELECT code FROM booking.reserve_seats(ARRAY[[{seat}], [{big}]], 'g')$$, '22023', 'resources', NULL),
+('reserve_seats', 'resources with id 0', $$SELECT code FROM booking.reserve_seats(ARRAY[0, {seat}], 'g')$$, '22023', 'resources', NULL),
+('reserve_seats', 'resources with id -2^63', $$SELECT code FROM booking.reserve_seats(ARRAY[-9223372036854775808, {seat}], 'g')$$, '22023', 'resources', NULL),
+('reserve_seats', 'guest NULL', $$SELECT code FROM booking.reserve_seats(ARRAY[{seat}], NULL)$$, '22004', 'guest', NULL),
+('reserve_seats', 'guest of 100 KB', $$SELECT code FROM booking.reserve_seats(ARRAY[{seat}], repeat('g', 102400))$$, '22023', 'guest', NULL),
+('reserve_seats', 'quantities shorter than resources', $$SELECT code FROM booking.reserve_seats(ARRAY[{seat}, {big}], 'g', ARRAY[1])$$, '22023', 'quantities', NULL),
+('reserve_seats', 'quantities empty', $$SELECT code FROM booking.reserve_seats(ARRAY[{seat}], 'g', '{}')$$, '22023', 'quantities', NULL),
+('reserve_seats', 'quantities with a NULL', $$SELECT code FROM booking.reserve_seats(ARRAY[{seat}, {big}], 'g', ARRAY[1, NULL])$$, '22004', 'quantities', NULL),
+('reserve_seats', 'quantities with 0', $$SELECT code FROM booking.reserve_seats(ARRAY[{seat}, {big}], 'g', ARRAY[1, 0])$$, '22023', 'quantities', NULL),
+('reserve_seats', 'quantities with -2^31', $$SELECT code FROM booking.reserve_seats(ARRAY[{seat}], 'g', ARRAY[-2147483648])$$, '22023', 'quantities', NULL),
+('reserve_seats', 'quantities two-dimensional', $$SELECT code FROM booking.reserve_seats(ARRAY[{seat}, {big}], 'g', ARRAY[[1], [1]])$$, '22023', 'quantities', NULL),
+('reserve_seats', 'hold -1 hour', $$SELECT code FROM booking.reserve_seats(ARRAY[{seat}], 'g', NULL, '-1 hour')$$, '22023', 'hold', NULL),
+('reserve_seats', 'idempotency_key of 256 bytes', $$SELECT code FROM booking.reserve_seats(ARRAY[{seat}], 'g', NULL, NULL, repeat('k', 256))$$, '22023', 'idempotency_key', NULL),
+('reserve_seats', 'lock_timeout -1 second', $$SELECT code FROM booking.reserve_seats(ARRAY[{seat}], 'g', NULL, NULL, NULL, '-1 second')$$, '22023', 'lock_timeout', NULL),
+('reserve_seats', 'quantity 2^31-1 of the first member (10 seats, 3 taken)', $$SELECT code || ' ' || http_status FROM booking.reserve_seats(ARRAY[{big}, {seat}], 'g', ARRAY[1, 2147483647])$$, NULL, NULL, '^sold_out 409$'),
+('reserve_seats', 'unknown first member 2^63-1', $$SELECT code || ' ' || http_status FROM booking.reserve_seats(ARRAY[9223372036854775807], 'g')$$, NULL, NULL, '^not_found 404$'),
+('reduce', 'booking NULL', $$SELECT code FROM booking.reduce(NULL, 1)$$, '22004', 'booking', NULL),
+('reduce', 'quantity NULL', $$SELECT code FROM booking.reduce({b_conf}, NULL)$$, '22004', 'quantity', NULL),
+('reduce', 'quantity 0', $$SELECT code FROM booking.reduce({b_conf}, 0)$$, '22023', 'quantity', NULL),
+('reduce', 'quantity -2^31', $$SELECT code FROM booking.reduce({b_conf}, -2147483648)$$, '22023', 'quantity', NULL),
+('reduce', 'idempotency_key empty', $$SELECT code FROM booking.reduce({b_conf}, 1, '')$$, '22023', 'idempotency_key', NULL),
+('reduce', 'quantity 2^31-1 of a booking of 2 seats', $$SELECT code || ' ' || http_status FROM booking.reduce({b_conf}, 2147483647)$$, NULL, NULL, '^invalid_state 409$'),
+('reduce', 'a cancelled booking', $$SELECT code || ' ' || http_status FROM booking.reduce({b_can}, 1)$$, NULL, NULL, '^invalid_state 409$'),
+('reduce', 'a stay', $$SELECT code || ' ' || http_status FROM booking.reduce({b_stay}, 1)$$, NULL, NULL, '^invalid_state 409$'),
+('reduce', 'unknown booking -2^63', $$SELECT code || ' ' || http_status FROM booking.reduce(-9223372036854775808, 1)$$, NULL, NULL, '^not_found 404$'),
+('move_stay', 'booking NULL', $$SELECT code FROM booking.move_stay(NULL, '[2031-01-01, 2031-01-02)')$$, '22004', 'booking', NULL),
+('move_stay', 'during NULL', $$SELECT code FROM booking.move_stay({b_stay}, NULL)$$, '22004', 'during', NULL),
+('move_stay', 'during empty', $$SELECT code FROM booking.move_stay({b_stay}, 'empty')$$, '22023', 'during', NULL),
+('move_stay', 'during unbounded', $$SELECT code FROM booking.move_stay({b_stay}, '(,)')$$, '22023', 'during', NULL),
+('move_stay', 'during to infinity', $$SELECT code FROM booking.move_stay({b_stay}, '[2031-01-01, infinity)')$$, '22023', 'during', NULL),
+('move_stay', 'lock_timeout -1 second', $$SELECT code FROM booking.move_stay({b_stay}, '[2031-01-01, 2031-01-02)', NULL, '-1 second')$$, '22023', 'lock_timeout', NULL),
+('move_stay', 'idempotency_key of 100 KB', $$SELECT code FROM booking.move_stay({b_stay}, '[2031-01-01, 2031-01-02)', repeat('k', 102400))$$, '22023', 'idempotency_key', NULL),
+('move_stay', 'a seat booking', $$SELECT code || ' ' || http_status FROM booking.move_stay({b_conf}, '[2031-01-01, 2031-01-02)')$$, NULL, NULL, '^invalid_state 409$'),
+('move_stay', 'a cancelled booking', $$SELECT code || ' ' || http_status FROM booking.move_stay({b_can}, '[2031-01-01, 2031-01-02)')$$, NULL, NULL, '^invalid_state 409$'),
+('move_stay', 'unknown booking 2^63-1', $$SELECT code || ' ' || http_status FROM booking.move_stay(9223372036854775807, '[2031-01-01, 2031-01-02)')$$, NULL, NULL, '^not_found 404$'),
+('shard_set_guest_limit', 'home 1', $$SELECT code FROM booking.shard_set_guest_limit({seat}, 2, 1)$$, '22023', 'home', NULL),
+('shard_set_buffer', 'home NULL', $$SELECT code FROM booking.shard_set_buffer({room}, '0', '0', NULL)$$, '22004', 'home', NULL),
+('shard_reserve_seats', 'home 1', $$SELECT code FROM booking.shard_reserve_seats(ARRAY[{seat}], 'g', NULL, NULL, NULL, NULL, 1)$$, '22023', 'home', NULL),
+('shard_seat_member', 'home NULL', $$SELECT code FROM booking.shard_seat_member({seat}, 'g', 1, NULL, NULL, NULL, NULL)$$, '22004', 'home', NULL),
+('shard_seat_member', 'expires_at infinity', $$SELECT code FROM booking.shard_seat_member({seat}, 'g', 1, 'infinity', NULL, NULL, 0)$$, '22023', 'expires_at', NULL),
+('shard_reduce', 'home 1', $$SELECT code FROM booking.shard_reduce({b_conf}, 1, NULL, 1)$$, '22023', 'home', NULL),
+('shard_move_stay', 'home NULL', $$SELECT code FROM booking.shard_move_stay({b_stay}, '[2031-01-01, 2031-01-02)', NULL, NULL, NULL)$$, '22004', 'home', NULL)
+) v WHERE to_regproc('booking.reserve_seats') IS NOT NULL;
+
 -- every case, with the fixture's ids substituted
 CREATE FUNCTION pg_temp.hostile_run() RETURNS SETOF text LANGUAGE plpgsql AS $run$
 DECLARE
