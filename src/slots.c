@@ -30,8 +30,8 @@ PG_FUNCTION_INFO_V1(booking_free_slots);
  * unknown resource.  One statement, so that on Citus it is one routed read.
  */
 #define FREE_SLOTS_QUERY "SELECT s, r.buffer_before, r.buffer_after FROM booking.resources r, " \
-	"LATERAL (SELECT pg_catalog.tstzrange(pg_catalog.lower($2) OPERATOR(pg_catalog.-) r.buffer_before, " \
-	"pg_catalog.upper($2) OPERATOR(pg_catalog.+) r.buffer_after, '[)') AS w) AS wnd, " \
+	"LATERAL (SELECT " BOOKING_SQL_WIDENED("pg_catalog.lower($2)", "pg_catalog.upper($2)", \
+										"r.buffer_before", "r.buffer_after") " AS w) AS wnd, " \
 	"LATERAL pg_catalog.unnest(pg_catalog.tstzmultirange(wnd.w) OPERATOR(pg_catalog.-) " \
 	"COALESCE((SELECT pg_catalog.range_agg(b.blocked) FROM booking.bookings b " \
 	"WHERE b.home OPERATOR(pg_catalog.=) $4 AND b.resource_id OPERATOR(pg_catalog.=) $1 " \
@@ -71,9 +71,9 @@ ShiftClamped(TimestampTz t, int64 d)
 {
 	TimestampTz r;
 
-	if (pg_add_s64_overflow(t, d, &r) || r >= END_TIMESTAMP)
+	if (pg_add_s64_overflow(t, d, &r))
 		return d > 0 ? END_TIMESTAMP - 1 : MIN_TIMESTAMP;
-	return Max(r, MIN_TIMESTAMP);
+	return Min(Max(r, MIN_TIMESTAMP), END_TIMESTAMP - 1);
 }
 
 /* A stay's footprint on r: [lower, upper) widened by r's buffers. */

@@ -43,8 +43,7 @@ PG_FUNCTION_INFO_V1(booking_reserve_stay_any);
 #define BLOCKING(alias) BLOCKING_FOOTPRINT(alias, "$2")
 /* $2 the range, widened in SQL by the buffers of resource r */
 #define FOOTPRINT_OF(r) \
-	"pg_catalog.tstzrange(pg_catalog.lower($2) OPERATOR(pg_catalog.-) " r ".buffer_before, " \
-	"pg_catalog.upper($2) OPERATOR(pg_catalog.+) " r ".buffer_after, '[)')"
+	BOOKING_SQL_WIDENED("pg_catalog.lower($2)", "pg_catalog.upper($2)", r ".buffer_before", r ".buffer_after")
 
 /* $4 is the home of the resource(s) in every statement below; $2 the footprint */
 static BookingPlan overlap_plan = {
@@ -94,8 +93,8 @@ static BookingPlan group_insert_plan = {
 	"ELSE pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass) END, "
 	"u.id, $2, 1, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
 	"ELSE 'pending'::booking.status END, $4, $5, $6, $7, "
-	"pg_catalog.tstzrange(pg_catalog.lower($3) OPERATOR(pg_catalog.-) r.buffer_before, "
-	"pg_catalog.upper($3) OPERATOR(pg_catalog.+) r.buffer_after, '[)'), r.guest_limit IS NOT NULL "
+	BOOKING_SQL_WIDENED("pg_catalog.lower($3)", "pg_catalog.upper($3)", "r.buffer_before", "r.buffer_after")
+	", r.guest_limit IS NOT NULL "
 	"FROM pg_catalog.unnest($1) WITH ORDINALITY AS u(id, ord) JOIN booking.resources r "
 	"ON r.home OPERATOR(pg_catalog.=) 0 AND r.id OPERATOR(pg_catalog.=) u.id ORDER BY u.ord "
 	"ON CONFLICT ON CONSTRAINT bookings_no_overlap DO NOTHING RETURNING id",

@@ -208,6 +208,24 @@ SELECT ok, code, http_status FROM booking.set_buffer(:r7, '2 hours', '1 hour');
 SELECT guest, lower(during) - lower(blocked) AS before, upper(blocked) - upper(during) AS after
 FROM booking.bookings WHERE resource_id = :r7 ORDER BY lower(during);
 
+--
+-- buffers near the ends of time: a footprint stops at the first or last
+-- instant PostgreSQL can represent, in C (reserve_stay) as in SQL
+-- (reserve_stays, reserve_stay_any, free_slots), instead of an error
+--
+SELECT booking.create_resource('edges') AS r8 \gset
+SELECT booking.create_resource('edge pool') AS pool8 \gset
+SELECT booking.create_resource('edge unit', 1, :pool8) AS unit8 \gset
+SELECT ok, code FROM booking.set_buffer(:r8, '366 days', '366 days');
+SELECT ok, code FROM booking.set_buffer(:unit8, '366 days', '366 days');
+SELECT ok, code FROM booking.reserve_stay(:r8, 'x', '[4713-01-02 00:00+00 BC, 4713-02-01 00:00+00 BC)');
+SELECT lower(blocked) = '4714-11-24 00:00+00 BC'::timestamptz AS starts_at_the_first_instant
+FROM booking.bookings WHERE resource_id = :r8;
+SELECT count(*) AS slots FROM booking.free_slots(:r8, '[4714-11-25 00:00+00 BC, 4711-01-01 00:00+00 BC)', '1 day');
+SELECT ok, code FROM booking.reserve_stays(ARRAY[:r8], 'y', '[294276-11-01 00:00+00, 294276-12-01 00:00+00)');
+SELECT ok, code FROM booking.reserve_stay_any(:pool8, 'z', '[294276-11-01 00:00+00, 294276-12-01 00:00+00)');
+SELECT count(*) AS slots FROM booking.free_slots(:r8, '[294275-01-01 00:00+00, 294276-12-31 00:00+00)', '1 day');
+
 -- every stay's footprint covers its range
 SELECT count(*) FILTER (WHERE NOT blocked @> during) AS bad_footprints, count(*) AS stays
 FROM booking.bookings WHERE during IS NOT NULL;
