@@ -372,6 +372,13 @@ extern bool BookingEndBooking(BookingLifecycle *req, BookingLocked *b, const cha
 							  BookingResult *res);
 extern void BookingSetHoldExpired(BookingResult *res, BookingLifecycle *req, BookingLocked *b);
 
+/* group.c: members booked all or nothing; remote: the member lives on another node */
+typedef void (*BookingMemberFn) (void *arg, int i, bool remote, int64 group_id,
+								 BookingResult *res);
+
+extern int64 BookingRunGroup(int n, const int64 *homes, int64 home, BookingMemberFn member,
+							 void *arg, int64 resource, int timeout_ms, BookingResult *res);
+
 /* limit.c: what one guest may hold of a resource */
 extern bool BookingGuestLimitAllows(const BookingResource *r, text *guest, int32 quantity,
 									bool stays, TimestampTz now, BookingResult *res);

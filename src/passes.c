@@ -7,10 +7,8 @@
  *	  Each member is the locked half of a seat sale: its resource row, the
  *	  guest limit, the seats through counter.c (either layout, lapsed holds
  *	  reclaimed), its booking row.  The members run in ascending resource id
- *	  order, so two passes over overlapping sets never wait on each other in
- *	  a cycle, inside one subtransaction that is kept only when every member
- *	  was served: a refusal writes nothing and keeps no lock.  The members
- *	  share group_id, the first member's booking id, as reserve_stays' do.
+ *	  order, all or nothing (group.c), and share group_id, the first
+ *	  member's booking id, as reserve_stays' do.
  *
  *	  On Citus a pass whose resources live in one shard runs on its node;
  *	  otherwise the coordinator runs each member on its node through its
@@ -147,92 +145,47 @@ ForwardMember(PassRequest *req, int64 resource, int32 quantity, int64 group_id, 
 	BookingCallTwin("shard_seat_member", 7, types, values, nulls, res);
 }
 
-typedef struct MembersArgs
+/* member i of the pass, here or through its twin */
+static void
+PassMember(void *arg, int i, bool remote, int64 group_id, BookingResult *res)
 {
-	PassRequest *req;
-	bool		remote;			/* members live on other nodes */
-	BookingResult *res;
-	int64		first;
-} MembersArgs;
+	PassRequest *req = (PassRequest *) arg;
 
-/* Every member in ascending id order; kept only when all were served. */
-static bool
-RunMembers(void *arg)
-{
-	MembersArgs *ma = (MembersArgs *) arg;
-	PassRequest *req = ma->req;
-
-	ma->first = -1;
-	for (int i = 0; i < req->n; i++)
-	{
-		BookingResult mres;
-
-		if (ma->remote)
-			ForwardMember(req, req->resources[i], req->quantities[i], ma->first, &mres);
-		else
-			SeatMember(req, req->resources[i], req->quantities[i], ma->first, &mres);
-		if (mres.code != BOOKING_CREATED)
-		{
-			*ma->res = mres;
-			return false;
-		}
-		if (ma->first < 0)
-			ma->first = mres.booking_id;
-	}
-	return true;
+	if (remote)
+		ForwardMember(req, req->resources[i], req->quantities[i], group_id, res);
+	else
+		SeatMember(req, req->resources[i], req->quantities[i], group_id, res);
 }
 
 static void
 ReserveSeatsBody(void *state, BookingResult *res)
 {
 	PassRequest *req = (PassRequest *) state;
-	MembersArgs ma = {req, false, res, -1};
-	bool		kept = false;
-	BookingGuardOutcome outcome;
 	int64	   *homes = palloc(sizeof(int64) * req->n);
 	int			seats = 0;
+	int64		first;
 
 	req->expires_at = req->has_hold ? req->now + req->hold_us : 0;
 	for (int i = 0; i < req->n; i++)
 	{
 		homes[i] = BookingHome(req->resources[i]);
-		if (BookingDistributed() && (homes[i] != req->home || BookingForwarding()))
-			ma.remote = true;
 		seats += req->quantities[i];
 	}
-	outcome = ma.remote ? BookingRunGuardedRemoteTry(RunMembers, &ma, &kept, homes, req->n)
-		: BookingRunGuardedTry(RunMembers, &ma, &kept);
-	switch (outcome)
-	{
-		case BOOKING_GUARD_DONE:
-			break;
-		case BOOKING_GUARD_UNREACHABLE:
-			BookingSetUnreachable(res, req->resources[0]);
-			return;
-		case BOOKING_GUARD_MOVED:
-			BookingSetMoved(res, req->resources[0]);
-			return;
-		case BOOKING_GUARD_BUSY:
-			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resources[0], req->timeout_ms);
-			return;
-		case BOOKING_GUARD_RETRY:
-		case BOOKING_GUARD_OVERLAP:
-			BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resources[0], req->timeout_ms);
-			return;
-	}
-	if (!kept)
-		return;					/* res holds the first member's refusal */
+	first = BookingRunGroup(req->n, homes, req->home, PassMember, req, req->resources[0],
+							req->timeout_ms, res);
+	if (first < 0)
+		return;					/* res holds the refusal */
 	if (req->has_hold)
-		BookingSetResult(res, BOOKING_CREATED, ma.first,
+		BookingSetResult(res, BOOKING_CREATED, first,
 						 "Held %d %s on %d %s as group %lld until %s; confirm each booking before then.",
 						 seats, seats == 1 ? "seat" : "seats", req->n,
-						 req->n == 1 ? "resource" : "resources", (long long) ma.first,
+						 req->n == 1 ? "resource" : "resources", (long long) first,
 						 timestamptz_to_str(req->expires_at));
 	else
-		BookingSetResult(res, BOOKING_CREATED, ma.first,
+		BookingSetResult(res, BOOKING_CREATED, first,
 						 "Reserved %d %s on %d %s as group %lld.",
 						 seats, seats == 1 ? "seat" : "seats", req->n,
-						 req->n == 1 ? "resource" : "resources", (long long) ma.first);
+						 req->n == 1 ? "resource" : "resources", (long long) first);
 }
 
 typedef struct Member

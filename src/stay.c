@@ -140,6 +140,7 @@ typedef struct StayRequest
 	int64		home;			/* its home (shard.c); a group's lowest resource's */
 	ArrayType  *resources;		/* reserve_stays: sorted ids */
 	int			nresources;
+	Datum	   *ids;			/* their elements, on Citus */
 	text	   *guest;
 	TimestampTz lower;
 	TimestampTz upper;
@@ -385,96 +386,43 @@ ForwardMember(StayRequest *req, int64 resource, int64 group_id, BookingResult *r
 	BookingCallTwin("shard_stay_member", 7, types, values, nulls, res);
 }
 
-typedef struct MembersArgs
+/* member i of a group, here or through its twin */
+static void
+GroupMember(void *arg, int i, bool remote, int64 group_id, BookingResult *res)
 {
-	StayRequest *req;
-	Datum	   *ids;
-	int			n;
-	bool		remote;			/* members live on other nodes */
-	BookingResult *res;
-	int64		first;
-} MembersArgs;
+	StayRequest *req = (StayRequest *) arg;
+	int64		resource = DatumGetInt64(req->ids[i]);
 
-/* Every member in ascending id order; kept only when all were booked. */
-static bool
-RunMembers(void *arg)
-{
-	MembersArgs *ma = (MembersArgs *) arg;
-
-	ma->first = -1;
-	for (int i = 0; i < ma->n; i++)
-	{
-		BookingResult mres;
-		int64		resource = DatumGetInt64(ma->ids[i]);
-
-		if (ma->remote)
-			ForwardMember(ma->req, resource, ma->first, &mres);
-		else
-			StayMember(ma->req, resource, ma->first, &mres);
-		if (mres.code != BOOKING_CREATED)
-		{
-			*ma->res = mres;
-			return false;
-		}
-		if (ma->first < 0)
-			ma->first = mres.booking_id;
-	}
-	return true;
+	if (remote)
+		ForwardMember(req, resource, group_id, res);
+	else
+		StayMember(req, resource, group_id, res);
 }
 
 /*
- * reserve_stays on Citus: member by member, in ascending id order, in one
- * subtransaction that is rolled back unless every member was booked.  When
- * the members live on several nodes this runs on the coordinator and each
- * member runs on its node through its twin, inside the coordinator's
- * distributed transaction (two-phase commit).
+ * reserve_stays on Citus: member by member, in ascending id order, all or
+ * nothing (group.c).  When the members live on several nodes this runs on
+ * the coordinator and each member runs on its node through its twin.
  */
 static void
 ReserveStaysDistributed(StayRequest *req, BookingResult *res)
 {
-	MembersArgs ma;
-	bool		kept = false;
-	BookingGuardOutcome outcome;
+	int			n;
 	int64	   *homes;
+	int64		first;
 
 	deconstruct_array(req->resources, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-					  &ma.ids, NULL, &ma.n);
-	ma.req = req;
-	ma.res = res;
-	ma.remote = false;
-	homes = palloc(sizeof(int64) * ma.n);
-	for (int i = 0; i < ma.n; i++)
-	{
-		homes[i] = BookingHome(DatumGetInt64(ma.ids[i]));
-		if (homes[i] != req->home || BookingForwarding())
-			ma.remote = true;
-	}
-
-	outcome = ma.remote ? BookingRunGuardedRemoteTry(RunMembers, &ma, &kept, homes, ma.n)
-		: BookingRunGuardedTry(RunMembers, &ma, &kept);
-	switch (outcome)
-	{
-		case BOOKING_GUARD_DONE:
-			break;
-		case BOOKING_GUARD_UNREACHABLE:
-			BookingSetUnreachable(res, req->resource);
-			return;
-		case BOOKING_GUARD_MOVED:
-			BookingSetMoved(res, req->resource);
-			return;
-		case BOOKING_GUARD_BUSY:
-			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource, req->timeout_ms);
-			return;
-		case BOOKING_GUARD_RETRY:
-		case BOOKING_GUARD_OVERLAP:
-			BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource, req->timeout_ms);
-			return;
-	}
-	if (!kept)
-		return;					/* res holds the first member's refusal */
-	SetStayCreated(res, ma.first,
-				   psprintf("%d %s as group %lld", ma.n, ma.n == 1 ? "resource" : "resources",
-							(long long) ma.first), req);
+					  &req->ids, NULL, &n);
+	homes = palloc(sizeof(int64) * n);
+	for (int i = 0; i < n; i++)
+		homes[i] = BookingHome(DatumGetInt64(req->ids[i]));
+	first = BookingRunGroup(n, homes, req->home, GroupMember, req, req->resource,
+							req->timeout_ms, res);
+	if (first < 0)
+		return;					/* res holds the refusal */
+	SetStayCreated(res, first,
+				   psprintf("%d %s as group %lld", n, n == 1 ? "resource" : "resources",
+							(long long) first), req);
 }
 
 static void
