@@ -128,4 +128,18 @@ CREATE FUNCTION booking.shard_seat_member(resource bigint, guest text, quantity 
 COMMENT ON FUNCTION booking.shard_seat_member(bigint, text, integer, timestamptz, bigint, interval, bigint) IS
 'internal: one member of a booking.reserve_seats group whose members live on several nodes (Citus); every member gets the expiry of the coordinator''s hold';
 
+-- a member of a group over several nodes takes the coordinator's expiry, so
+-- that the members of one hold lapse at once (it took the hold interval,
+-- and each node added it to its own clock)
+DROP FUNCTION booking.shard_stay_member(bigint, text, tstzrange, interval, bigint, interval, bigint);
+
+CREATE FUNCTION booking.shard_stay_member(resource bigint, guest text, during tstzrange,
+        expires_at timestamptz, group_id bigint, lock_timeout interval, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_stay_member'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_stay_member(bigint, text, tstzrange, timestamptz, bigint, interval, bigint) IS
+'internal: one member of a booking.reserve_stays group whose members live on several nodes (Citus); every member gets the expiry of the coordinator''s hold';
+
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA booking FROM PUBLIC;

@@ -478,14 +478,14 @@ CREATE FUNCTION booking.shard_extend_hold_until(booking bigint, until timestampt
 COMMENT ON FUNCTION booking.shard_extend_hold_until(bigint, timestamptz, bigint) IS
 'internal: booking.extend_hold_until on the node that holds the shard of home (Citus); call booking.extend_hold_until';
 
-CREATE FUNCTION booking.shard_stay_member(resource bigint, guest text, during tstzrange, hold interval,
-        group_id bigint, lock_timeout interval, home bigint)
+CREATE FUNCTION booking.shard_stay_member(resource bigint, guest text, during tstzrange,
+        expires_at timestamptz, group_id bigint, lock_timeout interval, home bigint)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_stay_member'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION booking.shard_stay_member(bigint, text, tstzrange, interval, bigint, interval, bigint) IS
-'internal: one member of a booking.reserve_stays group whose members live on several nodes (Citus)';
+COMMENT ON FUNCTION booking.shard_stay_member(bigint, text, tstzrange, timestamptz, bigint, interval, bigint) IS
+'internal: one member of a booking.reserve_stays group whose members live on several nodes (Citus); every member gets the expiry of the coordinator''s hold';
 
 CREATE FUNCTION booking.shard_set_capacity(resource bigint, capacity integer, expected_version bigint, home bigint)
     RETURNS booking.result

@@ -41,7 +41,7 @@ static const char *const twins[] = {
 	"shard_extend_hold_until(bigint, timestamptz, bigint)",
 	"shard_set_capacity(bigint, integer, bigint, bigint)",
 	"shard_set_stripes(bigint, integer, bigint)",
-	"shard_stay_member(bigint, text, tstzrange, interval, bigint, interval, bigint)",
+	"shard_stay_member(bigint, text, tstzrange, timestamptz, bigint, interval, bigint)",
 	"shard_set_guest_limit(bigint, integer, bigint)",
 	"shard_set_buffer(bigint, interval, interval, bigint)",
 	"shard_reserve_seats(bigint[], text, integer[], interval, text, interval, bigint)",

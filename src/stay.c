@@ -364,18 +364,17 @@ StayMember(StayRequest *req, int64 resource, int64 group_id, BookingResult *res)
 static void
 ForwardMember(StayRequest *req, int64 resource, int64 group_id, BookingResult *res)
 {
-	Oid			types[7] = {INT8OID, TEXTOID, TSTZRANGEOID, INTERVALOID, INT8OID, INTERVALOID, INT8OID};
+	Oid			types[7] = {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, INT8OID};
 	Datum		values[7];
 	char		nulls[7] = "       ";
-	Interval   *hold = palloc0(sizeof(Interval));
 	Interval   *wait = palloc0(sizeof(Interval));
 
-	hold->time = req->hold_us;
 	wait->time = (int64) req->timeout_ms * 1000;
 	values[0] = Int64GetDatum(resource);
 	values[1] = PointerGetDatum(req->guest);
 	values[2] = req->during;
-	values[3] = IntervalPGetDatum(hold);
+	/* the expiry computed here: every member of a hold lapses at once */
+	values[3] = TimestampTzGetDatum(req->expires_at);
 	if (!req->has_hold)
 		nulls[3] = 'n';
 	values[4] = Int64GetDatum(group_id);
@@ -866,7 +865,7 @@ StayMemberBody(void *state, BookingResult *res)
 
 /*
  * The work of one group member on its node, for shard_stay_member:
- * (resource, guest, during, hold, group_id, lock_timeout, home).
+ * (resource, guest, during, expires_at, group_id, lock_timeout, home).
  */
 static Datum
 booking_stay_member(PG_FUNCTION_ARGS)
@@ -877,9 +876,24 @@ booking_stay_member(PG_FUNCTION_ARGS)
 	memset(&mr, 0, sizeof(mr));
 	mr.req.resource = BookingArgId(fcinfo, 0, "resource");
 	mr.req.home = BookingHome(mr.req.resource);
-	ReadStayArgs(fcinfo, &mr.req);
+	mr.req.guest = BookingArgGuest(fcinfo, 1);
+	BookingArgDuring(fcinfo, 2, "during", &mr.req.lower, &mr.req.upper);
+	mr.req.has_hold = !PG_ARGISNULL(3);
+	if (mr.req.has_hold)
+	{
+		mr.req.expires_at = PG_GETARG_TIMESTAMPTZ(3);
+		if (TIMESTAMP_NOT_FINITE(mr.req.expires_at))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("expires_at must be finite")));
+	}
+	mr.req.timeout_ms = BookingArgLockTimeout(fcinfo, 5);
+	mr.req.now = GetCurrentTimestamp();
 	mr.group_id = PG_ARGISNULL(4) ? -1 : PG_GETARG_INT64(4);
-	PrepareStay(&mr.req);
+	/* a member may run after the hold it is given lapsed: it blocks no one */
+	mr.req.during = BookingMakeRange(mr.req.lower, mr.req.upper, false);
+	mr.req.validity = BookingMakeRange(mr.req.now, Max(mr.req.expires_at, mr.req.now),
+									   !mr.req.has_hold);
 
 	memset(&call, 0, sizeof(call));
 	call.timeout_ms = mr.req.timeout_ms;

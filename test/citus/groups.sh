@@ -6,7 +6,8 @@
 # cancellations.  Every group is all or nothing, no deadlock or raw error
 # escapes (pgbench: no failed transaction, no aborted client; no deadlock
 # counted on any node), no blocking stays overlap, and no prepared
-# transaction is left behind.
+# transaction is left behind.  Last, a held group over both workers: its
+# members share one expires_at.
 set -u
 cd "$(dirname "$0")"
 . ./lib.bash
@@ -76,5 +77,13 @@ check "every booking is confirmed or cancelled" \
 	"SELECT count(*) FROM chk_bookings WHERE status NOT IN ('confirmed', 'cancelled')" 0
 check_invariants "after the groups"
 check_no_prepared "after the groups"
+
+# a held group over both workers: every member lapses at the expiry the
+# answer names (each node used to add the hold to its own clock)
+w1=$(q "SELECT min(id) FROM citus_rooms WHERE node = 'w1'")
+w2=$(q "SELECT min(id) FROM citus_rooms WHERE node = 'w2'")
+held=$(q "SELECT booking_id FROM booking.reserve_stays(ARRAY[$w1, $w2], 'holder', '[2040-01-01, 2040-01-02)', '1 hour')")
+check "a held group over both workers: 2 pending members with one expires_at" \
+	"SELECT count(*) || ' ' || count(DISTINCT expires_at) FROM booking.bookings WHERE group_id = $held AND status = 'pending'" "2 1"
 
 citus_done
