@@ -168,6 +168,34 @@ check("confirm it: 200 ok, the booking is confirmed",
 status, body, _ = request("POST", f"/bookings/{held}/confirm", key=ckey)
 check("confirm repeated with its key: replayed", (status, body.get("code"), body.get("replayed")), (200, "ok", True))
 
+# -- 4b. reduce: give back some seats of a booking -----------------------------------
+
+four = new_session("reduce", 4)
+status, body, _ = reserve(four, "ivy", 3)
+rid = body.get("booking_id")
+rkey = str(uuid.uuid4())
+status, body, _ = request("POST", f"/bookings/{rid}/reduce", {"quantity": 2}, key=rkey)
+check("reduce a booking of 3 seats by 2: 200 ok, it holds 1, 3 seats left",
+      (status, body.get("code"), body.get("booking_id"),
+       sql(f"SELECT quantity FROM booking.bookings WHERE id = {rid or 0}"),
+       request("GET", f"/sessions/{four}")[1].get("seats_left")),
+      (200, "ok", rid, "1", 3))
+status, body, _ = request("POST", f"/bookings/{rid}/reduce", {"quantity": 2}, key=rkey)
+check("the same reduce repeated with its key: replayed, nothing more given back",
+      (status, body.get("replayed"), request("GET", f"/sessions/{four}")[1].get("seats_left")), (200, True, 3))
+status, body, _ = request("POST", f"/bookings/{rid}/reduce", {"quantity": 2})
+check("reduce by more than it holds: 409 invalid_state", (status, body.get("code")), (409, "invalid_state"))
+status, body, _ = request("POST", f"/bookings/{rid}/reduce", {"quantity": 0})
+check("reduce by 0: 400 with the extension's message (SQLSTATE 22023)",
+      (status, body), (400, {"code": "bad_request", "message": "quantity must be greater than zero"}))
+status, body, _ = request("POST", f"/bookings/{rid}/reduce", {"quantity": "one"})
+check("a quantity that is not a number: 400 bad_request", (status, body.get("code")), (400, "bad_request"))
+status, body, _ = request("POST", f"/bookings/{rid}/reduce", {"quantity": 1})
+check("reduce by the last seat: 200 ok, the booking is cancelled, 4 seats left",
+      (status, body.get("code"), sql(f"SELECT status FROM booking.bookings WHERE id = {rid or 0}"),
+       request("GET", f"/sessions/{four}")[1].get("seats_left")),
+      (200, "ok", "cancelled", 4))
+
 # -- 5. client errors --------------------------------------------------------------
 
 check("GET an unknown session: 404 not_found",

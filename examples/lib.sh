@@ -59,7 +59,8 @@ example_begin() {
 		-c "CREATE EXTENSION booking CASCADE" \
 		-c "GRANT USAGE ON SCHEMA booking TO ${EXAMPLE_DB}_app" \
 		-c "GRANT EXECUTE ON FUNCTION booking.reserve_seat(bigint, text, integer, interval, text, interval),
-		        booking.confirm(bigint, text), booking.cancel(bigint, text), booking.seats_left(bigint)
+		        booking.confirm(bigint, text), booking.cancel(bigint, text), booking.seats_left(bigint),
+		        booking.reduce(bigint, integer, text)
 		      TO ${EXAMPLE_DB}_app" >/dev/null || { echo "not ok - CREATE EXTENSION booking and grants"; exit 1; }
 	echo "ok - database $EXAMPLE_DB with role ${EXAMPLE_DB}_app"
 }

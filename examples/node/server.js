@@ -11,6 +11,7 @@
  *   POST /sessions/<id>/reserve   {"guest": "...", "quantity": 1, "hold_seconds": 900}
  *   POST /bookings/<id>/confirm
  *   POST /bookings/<id>/cancel
+ *   POST /bookings/<id>/reduce    {"quantity": 1}   give back some of its seats
  *   GET  /sessions/<id>           {"session": id, "seats_left": n}
  *
  * Settings come from the environment: HOST (default 127.0.0.1), PORT (default
@@ -36,6 +37,8 @@ const CONFIRM = `SELECT code, booking_id, http_status, message, replayed
   FROM booking.confirm($1::bigint, idempotency_key => $2::text)`;
 const CANCEL = `SELECT code, booking_id, http_status, message, replayed
   FROM booking.cancel($1::bigint, idempotency_key => $2::text)`;
+const REDUCE = `SELECT code, booking_id, http_status, message, replayed
+  FROM booking.reduce($1::bigint, $2::integer, idempotency_key => $3::text)`;
 const SEATS_LEFT = 'SELECT booking.seats_left($1::bigint) AS seats_left';
 
 // Autocommit: each booking call is its own short transaction, so a resource
@@ -103,6 +106,13 @@ const handlers = {
     return resultResponse(rows[0]);
   },
 
+  async reduce(req, bookingId, body) {
+    const quantity = body.quantity;
+    if (!Number.isInteger(quantity)) throw new BadRequest('quantity must be an integer.');
+    const { rows } = await pool.query(REDUCE, [bookingId, quantity, idempotencyKey(req)]);
+    return resultResponse(rows[0]);
+  },
+
   async seatsLeft(req, sessionId) {
     const { rows } = await pool.query(SEATS_LEFT, [sessionId]);
     if (rows[0].seats_left === null) {
@@ -116,6 +126,7 @@ const routes = [
   ['POST', /^\/sessions\/(\d+)\/reserve$/, handlers.reserve],
   ['POST', /^\/bookings\/(\d+)\/confirm$/, handlers.confirm],
   ['POST', /^\/bookings\/(\d+)\/cancel$/, handlers.cancel],
+  ['POST', /^\/bookings\/(\d+)\/reduce$/, handlers.reduce],
   ['GET', /^\/sessions\/(\d+)$/, handlers.seatsLeft],
 ];
 

@@ -10,6 +10,7 @@ retried request gets the first answer back with replayed = true.
     POST /sessions/<id>/reserve   {"guest": "...", "quantity": 1, "hold_seconds": 900}
     POST /bookings/<id>/confirm
     POST /bookings/<id>/cancel
+    POST /bookings/<id>/reduce    {"quantity": 1}   give back some of its seats
     GET  /sessions/<id>           {"session": id, "seats_left": n}
 
 Settings come from the environment: HOST (default 127.0.0.1), PORT (default
@@ -47,6 +48,8 @@ CONFIRM = """SELECT code, booking_id, http_status, message, replayed
   FROM booking.confirm(%s::bigint, idempotency_key => %s::text)"""
 CANCEL = """SELECT code, booking_id, http_status, message, replayed
   FROM booking.cancel(%s::bigint, idempotency_key => %s::text)"""
+REDUCE = """SELECT code, booking_id, http_status, message, replayed
+  FROM booking.reduce(%s::bigint, %s::integer, idempotency_key => %s::text)"""
 SEATS_LEFT = "SELECT booking.seats_left(%s::bigint)"
 
 
@@ -107,6 +110,7 @@ class Handler(BaseHTTPRequestHandler):
         ("POST", re.compile(r"^/sessions/(\d+)/reserve$"), "reserve"),
         ("POST", re.compile(r"^/bookings/(\d+)/confirm$"), "confirm"),
         ("POST", re.compile(r"^/bookings/(\d+)/cancel$"), "cancel"),
+        ("POST", re.compile(r"^/bookings/(\d+)/reduce$"), "reduce"),
         ("GET", re.compile(r"^/sessions/(\d+)$"), "seats_left"),
     ]
 
@@ -175,6 +179,14 @@ class Handler(BaseHTTPRequestHandler):
     def cancel(self, booking_id, body):
         with pool.connection() as conn:
             row = conn.execute(CANCEL, (booking_id, self.idempotency_key())).fetchone()
+        return result_response(row)
+
+    def reduce(self, booking_id, body):
+        quantity = body.get("quantity")
+        if not isinstance(quantity, int) or isinstance(quantity, bool):
+            raise BadRequest("quantity must be an integer.")
+        with pool.connection() as conn:
+            row = conn.execute(REDUCE, (booking_id, quantity, self.idempotency_key())).fetchone()
         return result_response(row)
 
     def seats_left(self, session_id, body):
