@@ -8,6 +8,7 @@
 #include "postgres.h"
 
 #include "common/int.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rangetypes.h"
@@ -232,4 +233,42 @@ BookingMakeRange(TimestampTz lower, TimestampTz upper, bool upper_infinite)
 	hi.inclusive = false;
 	hi.lower = false;
 	return RangeTypePGetDatum(make_range(typcache, &lo, &hi, false));
+}
+
+/*
+ * A one-dimensional array argument of at most BOOKING_MAX_GROUP elements,
+ * none NULL, as its elements; errors name the argument.
+ */
+Datum *
+BookingArgArray(FunctionCallInfo fcinfo, int argno, const char *name, Oid elemtype, int *n)
+{
+	ArrayType  *arr;
+	Datum	   *elems;
+	bool	   *nulls;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+
+	RequireNotNull(fcinfo, argno, name);
+	arr = PG_GETARG_ARRAYTYPE_P(argno);
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a one-dimensional array", name)));
+	if (ARR_ELEMTYPE(arr) != elemtype)
+		elog(ERROR, "%s has an unexpected element type", name);
+	if (ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) > BOOKING_MAX_GROUP)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must have at most %d elements", name, BOOKING_MAX_GROUP),
+				 errdetail("The array given has %d elements.",
+						   ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)))));
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &elems, &nulls, n);
+	for (int i = 0; i < *n; i++)
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not contain nulls", name)));
+	return elems;
 }

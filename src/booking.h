@@ -79,6 +79,8 @@ extern void BookingArgDuring(FunctionCallInfo fcinfo, int argno, const char *nam
 extern int64 BookingIntervalUsecs(const Interval *span, const char *name);
 extern Datum BookingMakeRange(TimestampTz lower, TimestampTz upper, bool upper_infinite);
 extern TimestampTz BookingArgUntil(FunctionCallInfo fcinfo, int argno);
+extern Datum *BookingArgArray(FunctionCallInfo fcinfo, int argno, const char *name, Oid elemtype,
+							  int *n);
 
 /* spi_util.c: plan cache and the one subtransaction helper */
 typedef struct BookingPlan

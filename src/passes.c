@@ -203,39 +203,6 @@ CompareMembers(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* An int8[] or int4[] argument as its elements; errors name the argument. */
-static Datum *
-ArrayArg(FunctionCallInfo fcinfo, int argno, const char *name, Oid elemtype, int *n)
-{
-	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(argno);
-	Datum	   *elems;
-	bool	   *nulls;
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-
-	if (ARR_NDIM(arr) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be a one-dimensional array", name)));
-	if (ARR_ELEMTYPE(arr) != elemtype)
-		elog(ERROR, "%s has an unexpected element type", name);
-	if (ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) > BOOKING_MAX_GROUP)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must have at most %d elements", name, BOOKING_MAX_GROUP),
-				 errdetail("The array given has %d elements.",
-						   ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)))));
-	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
-	deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &elems, &nulls, n);
-	for (int i = 0; i < *n; i++)
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s must not contain nulls", name)));
-	return elems;
-}
-
 /*
  * reserve_seats(resources, guest, quantities, hold, idempotency_key, lock_timeout)
  */
@@ -251,11 +218,7 @@ booking_reserve_seats(PG_FUNCTION_ARGS)
 	bool		single_home = true;
 
 	memset(&req, 0, sizeof(req));
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("resources must not be null")));
-	ids = ArrayArg(fcinfo, 0, "resources", INT8OID, &n);
+	ids = BookingArgArray(fcinfo, 0, "resources", INT8OID, &n);
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -270,7 +233,7 @@ booking_reserve_seats(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(2))
 	{
 		int			nq;
-		Datum	   *qs = ArrayArg(fcinfo, 2, "quantities", INT4OID, &nq);
+		Datum	   *qs = BookingArgArray(fcinfo, 2, "quantities", INT4OID, &nq);
 
 		if (nq != n)
 			ereport(ERROR,

@@ -760,9 +760,7 @@ Datum
 booking_reserve_stays(PG_FUNCTION_ARGS)
 {
 	StayRequest req;
-	ArrayType  *arr;
 	Datum	   *elems;
-	bool	   *elem_nulls;
 	int			n;
 	int64	   *ids;
 	Datum	   *sorted;
@@ -770,36 +768,14 @@ booking_reserve_stays(PG_FUNCTION_ARGS)
 	bool		single_home = true;
 
 	memset(&req, 0, sizeof(req));
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("resources must not be null")));
-	arr = PG_GETARG_ARRAYTYPE_P(0);
-	if (ARR_NDIM(arr) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("resources must be a one-dimensional array")));
-	if (ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) > BOOKING_MAX_GROUP)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("resources must have at most %d elements", BOOKING_MAX_GROUP),
-				 errdetail("The array given has %d elements.",
-						   ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)))));
-	deconstruct_array(arr, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-					  &elems, &elem_nulls, &n);
+	elems = BookingArgArray(fcinfo, 0, "resources", INT8OID, &n);
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("resources must not be empty")));
 	ids = palloc(sizeof(int64) * n);
 	for (int i = 0; i < n; i++)
-	{
-		if (elem_nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("resources must not contain nulls")));
 		ids[i] = DatumGetInt64(elems[i]);
-	}
 	qsort(ids, n, sizeof(int64), CompareInt64);
 	sorted = palloc(sizeof(Datum) * n);
 	initStringInfo(&target);
