@@ -488,28 +488,25 @@ RunRepad(void *arg)
 		stays[i].upper = DatumGetTimestampTz(BookingGetDatum(i, 3, &isnull));
 		stays[i].blocked_lower = DatumGetTimestampTz(BookingGetDatum(i, 4, &isnull));
 	}
-	for (int pass = 0; pass < 2; pass++)
+	/* first what both footprints cover: during (under way: from its old start) */
+	for (int i = 0; i < n; i++)
+		SetFootprint(stays[i].id, DatumGetInt64(req->values[1]),
+					 stays[i].lower > req->now ? stays[i].lower : stays[i].blocked_lower,
+					 stays[i].upper);
+	/* then the new footprint; a stay under way keeps the start it had */
+	for (int i = 0; i < n; i++)
 	{
-		for (int i = 0; i < n; i++)
-		{
-			Unended    *u = &stays[i];
-			RangeType  *fp = DatumGetRangeTypeP(BookingStayFootprint(u->lower, u->upper, &r));
-			RangeBound	lo;
-			RangeBound	hi;
-			bool		empty;
-			TimestampTz lower;
+		Unended    *u = &stays[i];
+		RangeType  *fp = DatumGetRangeTypeP(BookingStayFootprint(u->lower, u->upper, &r));
+		RangeBound	lo;
+		RangeBound	hi;
+		bool		empty;
 
-			range_deserialize(lookup_type_cache(TSTZRANGEOID, TYPECACHE_RANGE_INFO), fp,
-							  &lo, &hi, &empty);
-			/* under way: the footprint keeps the lower bound it had */
-			lower = u->lower > req->now ? DatumGetTimestampTz(lo.val) : u->blocked_lower;
-			if (pass == 0)
-				SetFootprint(u->id, DatumGetInt64(req->values[1]),
-							 u->lower > req->now ? u->lower : u->blocked_lower, u->upper);
-			else
-				SetFootprint(u->id, DatumGetInt64(req->values[1]), lower,
-							 DatumGetTimestampTz(hi.val));
-		}
+		range_deserialize(lookup_type_cache(TSTZRANGEOID, TYPECACHE_RANGE_INFO), fp,
+						  &lo, &hi, &empty);
+		SetFootprint(u->id, DatumGetInt64(req->values[1]),
+					 u->lower > req->now ? DatumGetTimestampTz(lo.val) : u->blocked_lower,
+					 DatumGetTimestampTz(hi.val));
 	}
 }
 
