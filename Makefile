@@ -5,7 +5,7 @@ EXTVERSION = $(shell grep default_version $(EXTENSION).control | sed -e "s/defau
 MODULE_big = booking
 OBJS = src/booking.o src/args.o src/result.o src/spi_util.o src/lock.o \
 	src/tables.o src/shard.o src/route.o src/distribute.o src/call.o src/idempotency.o src/resource.o src/seat.o src/stay.o \
-	src/slots.o src/hold.o src/amend.o src/limit.o src/group.o src/passes.o src/counter.o src/stripes.o src/rowlock.o src/worker.o
+	src/slots.o src/hold.o src/events.o src/outbox.o src/waitlist.o src/amend.o src/limit.o src/group.o src/passes.o src/counter.o src/stripes.o src/rowlock.o src/worker.o
 # sql/booking.sql is the editable script of the current version (pgvector's
 # arrangement); released versions keep a frozen full script, and every change
 # ships an upgrade script beside them.

@@ -65,11 +65,13 @@ LockLiveBooking(AmendRequest *req, BookingLocked *b, bool want_seat, BookingResu
 
 	if (!BookingLockBooking(life, b, res))
 		return false;
-	if (b->status == BOOKING_STATUS_CANCELLED || b->status == BOOKING_STATUS_EXPIRED)
+	if (b->status == BOOKING_STATUS_CANCELLED || b->status == BOOKING_STATUS_EXPIRED ||
+		b->status == BOOKING_STATUS_WAITING)
 	{
 		BookingSetResult(res, BOOKING_INVALID_STATE, life->booking,
 						 "Booking %lld is %s and cannot be changed.", (long long) life->booking,
-						 b->status == BOOKING_STATUS_CANCELLED ? "cancelled" : "expired");
+						 b->status == BOOKING_STATUS_WAITING ? "waiting in line" :
+						 BookingStatusName(b->status));
 		return false;
 	}
 	if (b->is_seat != want_seat)
@@ -130,7 +132,11 @@ ReduceBody(void *state, BookingResult *res)
 	values[1] = Int32GetDatum(req->quantity);
 	values[2] = Int64GetDatum(life->home);
 	(void) BookingExecute(&reduce_plan, values, NULL, false, 0);
+	BookingEmitEvent("reduced", life->home, life->booking, BookingStatusName(b.status), "ok");
 	BookingCounterGiveBack(&gb, req->quantity);
+	/* the freed seats go to the line first, in this transaction */
+	if (b.resource.waiting > 0)
+		BookingWaitlistServe(b.resource.id, life->timeout_ms, life->now);
 	BookingSetResult(res, BOOKING_DONE, life->booking,
 					 "Booking %lld now holds %d %s; %d given back.",
 					 (long long) life->booking, b.quantity - req->quantity,
@@ -217,6 +223,7 @@ MoveStayBody(void *state, BookingResult *res)
 			BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, b.resource.id, life->timeout_ms);
 			return;
 	}
+	BookingEmitEvent("moved", life->home, life->booking, BookingStatusName(b.status), "ok");
 	from = pstrdup(timestamptz_to_str(req->lower));
 	BookingSetResult(res, BOOKING_DONE, life->booking,
 					 "Booking %lld now runs from %s to %s.", (long long) life->booking,

@@ -236,11 +236,12 @@ BookingMakeRange(TimestampTz lower, TimestampTz upper, bool upper_infinite)
 }
 
 /*
- * A one-dimensional array argument of at most BOOKING_MAX_GROUP elements,
- * none NULL, as its elements; errors name the argument.
+ * A one-dimensional array argument of at most max elements, none NULL, as
+ * its elements; errors name the argument.
  */
 Datum *
-BookingArgArray(FunctionCallInfo fcinfo, int argno, const char *name, Oid elemtype, int *n)
+BookingArgArray(FunctionCallInfo fcinfo, int argno, const char *name, Oid elemtype, int max,
+				int *n)
 {
 	ArrayType  *arr;
 	Datum	   *elems;
@@ -257,10 +258,10 @@ BookingArgArray(FunctionCallInfo fcinfo, int argno, const char *name, Oid elemty
 				 errmsg("%s must be a one-dimensional array", name)));
 	if (ARR_ELEMTYPE(arr) != elemtype)
 		elog(ERROR, "%s has an unexpected element type", name);
-	if (ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) > BOOKING_MAX_GROUP)
+	if (ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) > max)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must have at most %d elements", name, BOOKING_MAX_GROUP),
+				 errmsg("%s must have at most %d elements", name, max),
 				 errdetail("The array given has %d elements.",
 						   ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)))));
 	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);

@@ -21,6 +21,8 @@ _PG_init(void)
 	BookingShardInit();
 	BookingCallInit();
 	BookingIdempotencyInit();
+	BookingOutboxInit();
+	BookingWaitlistInit();
 	BookingWorkerInit();
 	MarkGUCPrefixReserved("booking");
 }

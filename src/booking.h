@@ -47,7 +47,10 @@ typedef enum BookingCode
 	BOOKING_JUST_TAKEN,
 	BOOKING_HOLD_EXPIRED,
 	BOOKING_IDEMPOTENCY_MISMATCH,
-	BOOKING_GUEST_LIMIT
+	BOOKING_GUEST_LIMIT,
+	BOOKING_WAITLISTED,			/* ok, 202 */
+	BOOKING_SEATS_AVAILABLE,
+	BOOKING_ALREADY_WAITING
 } BookingCode;
 
 typedef struct BookingResult
@@ -80,7 +83,7 @@ extern int64 BookingIntervalUsecs(const Interval *span, const char *name);
 extern Datum BookingMakeRange(TimestampTz lower, TimestampTz upper, bool upper_infinite);
 extern TimestampTz BookingArgUntil(FunctionCallInfo fcinfo, int argno);
 extern Datum *BookingArgArray(FunctionCallInfo fcinfo, int argno, const char *name, Oid elemtype,
-							  int *n);
+							  int max, int *n);
 
 /* spi_util.c: plan cache and the one subtransaction helper */
 typedef struct BookingPlan
@@ -144,6 +147,7 @@ typedef struct BookingResource
 	int32		guest_limit;	/* 0: none */
 	int64		buffer_before;	/* microseconds a stay keeps free before it */
 	int64		buffer_after;	/* and after it */
+	int32		waiting;		/* entries in its waitlist (waitlist.c) */
 } BookingResource;
 
 extern int	booking_lock_timeout_ms;
@@ -346,7 +350,8 @@ typedef enum BookingStatus
 	BOOKING_STATUS_PENDING,
 	BOOKING_STATUS_CONFIRMED,
 	BOOKING_STATUS_CANCELLED,
-	BOOKING_STATUS_EXPIRED
+	BOOKING_STATUS_EXPIRED,
+	BOOKING_STATUS_WAITING
 } BookingStatus;
 
 typedef struct BookingLifecycle
@@ -405,6 +410,27 @@ extern bool BookingNextFreeSlot(int64 resource, TimestampTz from, int64 length_u
 								TimestampTz now, TimestampTz *start);
 extern void BookingDescribeNextSlot(char *buf, size_t len, int64 resource,
 									TimestampTz lower, TimestampTz upper, TimestampTz now);
+
+/* events.c: the outbox rows every state change writes */
+extern const char *BookingStatusName(BookingStatus status);
+extern void BookingEmitEvent(const char *kind, int64 home, int64 booking,
+							 const char *status_before, const char *code);
+extern void BookingEmitResourceEvent(const char *kind, const BookingResource *r,
+									 const char *payload);
+
+/* outbox.c: consumers, claims, acks, and the purge of old events */
+extern int	booking_event_retention_s;
+extern void BookingOutboxInit(void);
+extern int64 BookingPurgeEvents(int64 home, TimestampTz now, int32 batch);
+
+/* waitlist.c: the line of a sold-out resource */
+extern int	booking_waitlist_offer_s;
+extern void BookingWaitlistInit(void);
+extern void BookingWaitlistServe(int64 resource, int timeout_ms, TimestampTz now);
+extern int64 BookingWaitlistServeHome(int64 home, TimestampTz now, int32 batch);
+extern void BookingWaitlistLeft(const BookingResource *r, TimestampTz now);
+extern void BookingSetWaitlistSoldOut(BookingResult *res, const BookingResource *r,
+									  int32 quantity);
 
 /* worker.c */
 extern void BookingWorkerInit(void);

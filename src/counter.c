@@ -19,11 +19,10 @@
 #include "booking.h"
 
 static BookingPlan reclaim_plan = {
-	"WITH lapsed AS (UPDATE booking.bookings SET status = 'expired'::booking.status "
+	"UPDATE booking.bookings SET status = 'expired'::booking.status "
 	"WHERE home OPERATOR(pg_catalog.=) $3 AND resource_id OPERATOR(pg_catalog.=) $1 "
 	"AND status OPERATOR(pg_catalog.=) 'pending'::booking.status "
-	"AND expires_at OPERATOR(pg_catalog.<=) $2 AND during IS NULL RETURNING quantity) "
-	"SELECT CAST(COALESCE(pg_catalog.sum(quantity), 0) AS pg_catalog.int4) FROM lapsed",
+	"AND expires_at OPERATOR(pg_catalog.<=) $2 AND during IS NULL RETURNING id, quantity",
 	3, {INT8OID, TIMESTAMPTZOID, INT8OID}
 };
 static BookingPlan write_taken_plan = {
@@ -62,8 +61,18 @@ BookingCounterReclaim(const BookingResource *r, TimestampTz now)
 {
 	Datum		values[3] = {Int64GetDatum(r->id), TimestampTzGetDatum(now), Int64GetDatum(r->home)};
 
-	(void) BookingExecute(&reclaim_plan, values, NULL, false, 0);
-	return BookingGetInt32(0, 1, NULL);
+	int			n = BookingExecute(&reclaim_plan, values, NULL, false, 0);
+	int64	   *ids = palloc(sizeof(int64) * Max(n, 1));
+	int32		seats = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		ids[i] = BookingGetInt64(i, 1, NULL);
+		seats += BookingGetInt32(i, 2, NULL);
+	}
+	for (int i = 0; i < n; i++)
+		BookingEmitEvent("expired", r->home, ids[i], "pending", "hold_expired");
+	return seats;
 }
 
 /*

@@ -67,14 +67,12 @@ static BookingPlan lapsed_resources_plan = {
 	3, {TIMESTAMPTZOID, INT4OID, INT8OID}
 };
 static BookingPlan expire_plan = {
-	"WITH e AS (UPDATE booking.bookings SET status = 'expired'::booking.status "
+	"UPDATE booking.bookings SET status = 'expired'::booking.status "
 	"WHERE home OPERATOR(pg_catalog.=) $4 AND id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM booking.bookings "
 	"WHERE home OPERATOR(pg_catalog.=) $4 AND resource_id OPERATOR(pg_catalog.=) $1 "
 	"AND status OPERATOR(pg_catalog.=) 'pending'::booking.status "
 	"AND expires_at OPERATOR(pg_catalog.<=) $2 ORDER BY expires_at LIMIT $3)) "
-	"RETURNING quantity, during IS NULL AS seat) "
-	"SELECT pg_catalog.count(*), CAST(COALESCE(pg_catalog.sum(quantity) FILTER (WHERE seat), 0) "
-	"AS pg_catalog.int4) FROM e",
+	"RETURNING id, CASE WHEN during IS NULL THEN quantity ELSE 0 END",
 	4, {INT8OID, TIMESTAMPTZOID, INT4OID, INT8OID}
 };
 
@@ -124,6 +122,8 @@ BookingLockBooking(BookingLifecycle *req, BookingLocked *b, BookingResult *res)
 		b->status = BOOKING_STATUS_CONFIRMED;
 	else if (strcmp(status, "cancelled") == 0)
 		b->status = BOOKING_STATUS_CANCELLED;
+	else if (strcmp(status, "waiting") == 0)
+		b->status = BOOKING_STATUS_WAITING;
 	else
 		b->status = BOOKING_STATUS_EXPIRED;
 	b->expires_at = DatumGetTimestampTz(BookingGetDatum(0, 2, &isnull));
@@ -163,8 +163,15 @@ BookingEndBooking(BookingLifecycle *req, BookingLocked *b, const char *status, B
 		}
 	}
 	SetStatus(req->booking, status);
+	BookingEmitEvent(status, req->home, req->booking, BookingStatusName(b->status),
+					 strcmp(status, "expired") == 0 ? "hold_expired" : "ok");
 	if (b->is_seat)
+	{
 		BookingCounterGiveBack(&gb, b->quantity);
+		/* the freed seats go to the line first, in this transaction */
+		if (b->resource.waiting > 0)
+			BookingWaitlistServe(b->resource.id, req->timeout_ms, req->now);
+	}
 	return true;
 }
 
@@ -198,6 +205,11 @@ ConfirmBody(void *state, BookingResult *res)
 		case BOOKING_STATUS_EXPIRED:
 			BookingSetHoldExpired(res, req, &b);
 			return;
+		case BOOKING_STATUS_WAITING:
+			BookingSetResult(res, BOOKING_INVALID_STATE, req->booking,
+							 "Booking %lld is waiting in line; it becomes a hold to confirm when seats free up.",
+							 (long long) req->booking);
+			return;
 		case BOOKING_STATUS_PENDING:
 			break;
 	}
@@ -212,6 +224,7 @@ ConfirmBody(void *state, BookingResult *res)
 
 		(void) BookingExecute(&confirm_plan, values, NULL, false, 0);
 	}
+	BookingEmitEvent("confirmed", req->home, req->booking, "pending", "ok");
 	BookingSetResult(res, BOOKING_DONE, req->booking,
 					 "Booking %lld is confirmed.", (long long) req->booking);
 }
@@ -231,6 +244,16 @@ CancelBody(void *state, BookingResult *res)
 						 b.status == BOOKING_STATUS_CANCELLED ? "cancelled" : "expired");
 		return;
 	}
+	if (b.status == BOOKING_STATUS_WAITING)
+	{
+		SetStatus(req->booking, "cancelled");
+		BookingEmitEvent("cancelled", req->home, req->booking, "waiting", "ok");
+		BookingWaitlistLeft(&b.resource, req->now);
+		BookingSetResult(res, BOOKING_DONE, req->booking,
+						 "Booking %lld has left the waitlist of resource %lld.",
+						 (long long) req->booking, (long long) b.resource.id);
+		return;
+	}
 	if (!BookingEndBooking(req, &b, "cancelled", res))
 		return;
 	/* not "free": a newcomer may already hold the dates of a lapsed hold */
@@ -248,11 +271,13 @@ LockLiveHold(BookingLifecycle *req, BookingLocked *b, BookingResult *res)
 {
 	if (!BookingLockBooking(req, b, res))
 		return false;
-	if (b->status == BOOKING_STATUS_CONFIRMED || b->status == BOOKING_STATUS_CANCELLED)
+	if (b->status == BOOKING_STATUS_CONFIRMED || b->status == BOOKING_STATUS_CANCELLED ||
+		b->status == BOOKING_STATUS_WAITING)
 	{
 		BookingSetResult(res, BOOKING_INVALID_STATE, req->booking,
 						 "Booking %lld is %s, not a hold.", (long long) req->booking,
-						 b->status == BOOKING_STATUS_CONFIRMED ? "confirmed" : "cancelled");
+						 b->status == BOOKING_STATUS_WAITING ? "waiting in line" :
+						 BookingStatusName(b->status));
 		return false;
 	}
 	if (b->status == BOOKING_STATUS_EXPIRED)
@@ -289,6 +314,7 @@ SetHoldUntil(BookingLifecycle *req, TimestampTz until, BookingResult *res)
 	values[1] = TimestampTzGetDatum(until);
 	values[2] = Int64GetDatum(req->home);
 	(void) BookingExecute(&extend_plan, values, NULL, false, 0);
+	BookingEmitEvent("hold_extended", req->home, req->booking, "pending", "ok");
 	BookingSetResult(res, BOOKING_DONE, req->booking,
 					 "The hold on booking %lld now lasts until %s.",
 					 (long long) req->booking, timestamptz_to_str(until));
@@ -452,9 +478,23 @@ ExpireResource(void *arg)
 	values[1] = TimestampTzGetDatum(ea->now);
 	values[2] = Int32GetDatum(ea->limit);
 	values[3] = Int64GetDatum(r.home);
-	(void) BookingExecute(&expire_plan, values, NULL, false, 1);
-	ea->expired = BookingGetInt64(0, 1, NULL);
-	BookingCounterGiveBack(&gb, BookingGetInt32(0, 2, NULL));
+	{
+		int			n = BookingExecute(&expire_plan, values, NULL, false, 0);
+		int64	   *ids = palloc(sizeof(int64) * Max(n, 1));
+		int32		seats = 0;
+
+		for (int i = 0; i < n; i++)
+		{
+			ids[i] = BookingGetInt64(i, 1, NULL);
+			seats += BookingGetInt32(i, 2, NULL);
+		}
+		for (int i = 0; i < n; i++)
+			BookingEmitEvent("expired", r.home, ids[i], "pending", "hold_expired");
+		ea->expired = n;
+		BookingCounterGiveBack(&gb, seats);
+	}
+	if (r.waiting > 0)
+		BookingWaitlistServe(r.id, 0, ea->now);
 }
 
 typedef struct PurgeArgs
@@ -471,6 +511,20 @@ PurgeKeys(void *arg)
 	PurgeArgs  *pa = (PurgeArgs *) arg;
 
 	pa->purged = BookingPurgeKeys(pa->home, pa->now, pa->batch);
+}
+
+/*
+ * The outbox's old events, and the lines of resources whose seats were
+ * freed by a call that could not wait for their stripes (a safety net: the
+ * calls that free seats serve the line themselves).
+ */
+static void
+TendHome(void *arg)
+{
+	PurgeArgs  *pa = (PurgeArgs *) arg;
+
+	(void) BookingWaitlistServeHome(pa->home, pa->now, pa->batch);
+	(void) BookingPurgeEvents(pa->home, pa->now, pa->batch);
 }
 
 /* the work of hold_expire in one home (shard.c): on one server, all of it */
@@ -527,6 +581,14 @@ ExpireHome(void *arg)
 		else
 			PurgeKeys(&pa);
 		ha->purged = pa.purged;
+	}
+	{
+		PurgeArgs	pa = {ha->home, ha->now, 1000, 0};
+
+		if (IsolationUsesXactSnapshot())
+			(void) BookingRunGuarded(TendHome, &pa);
+		else
+			TendHome(&pa);
 	}
 }
 

@@ -114,7 +114,8 @@ SetGuestLimitBody(void *state, BookingResult *res)
 	values[1] = Int64GetDatum(r.home);
 	if (req->limit > 0 && r.guest_limit <= 0)
 		(void) BookingExecute(&mark_bookings_plan, values, NULL, false, 0);
-	values[2] = BoolGetDatum(req->limit > 0);
+	/* a line keeps the stripes limited too (waitlist.c) */
+	values[2] = BoolGetDatum(req->limit > 0 || r.waiting > 0);
 	(void) BookingExecute(&mark_stripes_plan, values, NULL, false, 0);
 	values[2] = Int32GetDatum(req->limit);
 	if (req->limit <= 0)

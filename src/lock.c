@@ -33,7 +33,7 @@
 int			booking_lock_timeout_ms = 3000;
 
 #define RESOURCE_COLUMNS "SELECT capacity, taken, version, stripes, " \
-	"COALESCE(guest_limit, 0), buffer_before, buffer_after FROM booking.resources " \
+	"COALESCE(guest_limit, 0), buffer_before, buffer_after, waiting FROM booking.resources " \
 	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1"
 
 static BookingPlan try_lock_plan = {
@@ -96,6 +96,7 @@ RunLockStatement(void *arg)
 													  "buffer_before");
 		la->res->buffer_after = BookingIntervalUsecs(DatumGetIntervalP(BookingGetDatum(0, 7, &isnull)),
 													 "buffer_after");
+		la->res->waiting = BookingGetInt32(0, 8, NULL);
 	}
 }
 

@@ -74,6 +74,11 @@ SeatMember(PassRequest *req, int64 resource, int32 quantity, int64 group_id, Boo
 		BookingSetLockOutcome(res, outcome, resource, req->timeout_ms);
 		return;
 	}
+	if (r.waiting > 0)
+	{
+		BookingSetWaitlistSoldOut(res, &r, quantity);
+		return;
+	}
 	if (!BookingGuestLimitAllows(&r, req->guest, quantity, false, req->now, res))
 		return;
 	switch (BookingCounterTakeSeats(&r, quantity, req->timeout_ms, req->now, &free_left))
@@ -116,6 +121,7 @@ SeatMember(PassRequest *req, int64 resource, int32 quantity, int64 group_id, Boo
 		nulls[9] = 'n';
 	(void) BookingExecute(&member_insert_plan, values, nulls, false, 1);
 	BookingSetResult(res, BOOKING_CREATED, BookingGetInt64(0, 1, NULL), "member booked");
+	BookingEmitEvent("reserved", home, res->booking_id, NULL, "ok");
 }
 
 /*
@@ -218,7 +224,7 @@ booking_reserve_seats(PG_FUNCTION_ARGS)
 	bool		single_home = true;
 
 	memset(&req, 0, sizeof(req));
-	ids = BookingArgArray(fcinfo, 0, "resources", INT8OID, &n);
+	ids = BookingArgArray(fcinfo, 0, "resources", INT8OID, BOOKING_MAX_GROUP, &n);
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -233,7 +239,7 @@ booking_reserve_seats(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(2))
 	{
 		int			nq;
-		Datum	   *qs = BookingArgArray(fcinfo, 2, "quantities", INT4OID, &nq);
+		Datum	   *qs = BookingArgArray(fcinfo, 2, "quantities", INT4OID, BOOKING_MAX_GROUP, &nq);
 
 		if (nq != n)
 			ereport(ERROR,

@@ -228,6 +228,17 @@ SetCapacityBody(void *state, BookingResult *res)
 	values[2] = Int64GetDatum(r.home);
 	(void) BookingExecute(&set_capacity_plan, values, NULL, false, 1);
 	version = BookingGetInt64(0, 1, NULL);
+	{
+		char		payload[128];
+
+		snprintf(payload, sizeof(payload),
+				 "{\"capacity_before\": %d, \"capacity_after\": %d, \"version\": " INT64_FORMAT ", \"code\": \"ok\"}",
+				 r.capacity, req->capacity, version);
+		BookingEmitResourceEvent("capacity_changed", &r, payload);
+	}
+	/* seats that a larger capacity frees go to the line first */
+	if (r.waiting > 0 && req->capacity > r.capacity)
+		BookingWaitlistServe(r.id, booking_lock_timeout_ms, req->now);
 	BookingSetResult(res, BOOKING_DONE, -1,
 					 "Resource %lld now has capacity %d (version %lld).",
 					 (long long) req->resource, req->capacity, (long long) version);

@@ -34,6 +34,9 @@ static const BookingCodeInfo code_info[] = {
 	[BOOKING_HOLD_EXPIRED] = {"hold_expired", 410, false},
 	[BOOKING_IDEMPOTENCY_MISMATCH] = {"idempotency_mismatch", 422, false},
 	[BOOKING_GUEST_LIMIT] = {"guest_limit", 409, false},
+	[BOOKING_WAITLISTED] = {"waitlisted", 202, true},
+	[BOOKING_SEATS_AVAILABLE] = {"seats_available", 409, false},
+	[BOOKING_ALREADY_WAITING] = {"already_waiting", 409, false},
 };
 
 const char *

@@ -151,6 +151,7 @@ ReadResource(Relation rel, TupleTableSlot *slot, BookingResource *res)
 	res->guest_limit = (int32) GetInt(slot, ColumnOf(rel, "guest_limit"), false);
 	res->buffer_before = GetInterval(slot, ColumnOf(rel, "buffer_before"));
 	res->buffer_after = GetInterval(slot, ColumnOf(rel, "buffer_after"));
+	res->waiting = (int32) GetInt(slot, ColumnOf(rel, "waiting"), false);
 }
 
 /* An index scan of a table's primary key on (home, <column> = key), latest committed rows. */

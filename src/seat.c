@@ -92,7 +92,7 @@ static BookingPlan striped_peek_plan = {
 static BookingPlan take_now_plan = {
 	"WITH l AS (SELECT id, capacity, taken FROM booking.resources "
 	"WHERE home OPERATOR(pg_catalog.=) $7 AND id OPERATOR(pg_catalog.=) $1 "
-	"AND stripes OPERATOR(pg_catalog.<=) 1 AND guest_limit IS NULL "
+	"AND stripes OPERATOR(pg_catalog.<=) 1 AND guest_limit IS NULL AND waiting OPERATOR(pg_catalog.=) 0 "
 	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
 	"FOR NO KEY UPDATE SKIP LOCKED), "
 	"u AS (UPDATE booking.resources r SET taken = l.taken OPERATOR(pg_catalog.+) $2 FROM l "
@@ -110,7 +110,7 @@ static BookingPlan take_now_plan = {
 static BookingPlan take_wait_plan = {
 	"WITH u AS (UPDATE booking.resources SET taken = taken OPERATOR(pg_catalog.+) $2 "
 	"WHERE home OPERATOR(pg_catalog.=) $7 AND id OPERATOR(pg_catalog.=) $1 "
-	"AND stripes OPERATOR(pg_catalog.<=) 1 AND guest_limit IS NULL "
+	"AND stripes OPERATOR(pg_catalog.<=) 1 AND guest_limit IS NULL AND waiting OPERATOR(pg_catalog.=) 0 "
 	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
 	"RETURNING id) " BOOKING_INSERT_SEAT_ROW("u"),
 	BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}
@@ -125,7 +125,7 @@ static BookingPlan take_wait_plan = {
 static BookingPlan take_locked_plan = {
 	"WITH u AS (UPDATE booking.resources SET taken = taken OPERATOR(pg_catalog.+) $2 "
 	"WHERE ctid OPERATOR(pg_catalog.=) $9 AND home OPERATOR(pg_catalog.=) $7 "
-	"AND id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 AND guest_limit IS NULL "
+	"AND id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 AND guest_limit IS NULL AND waiting OPERATOR(pg_catalog.=) 0 "
 	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
 	"RETURNING id) " BOOKING_INSERT_SEAT_ROW("u"),
 	BOOKING_SEAT_ROW_PARAMS + 1, {BOOKING_SEAT_ROW_TYPES, TIDOID}
@@ -280,6 +280,11 @@ RunReclaimAndTake(void *arg)
 		return false;
 	}
 	req->limited = r.guest_limit > 0;
+	if (r.waiting > 0)
+	{
+		BookingSetWaitlistSoldOut(res, &r, req->quantity);
+		return false;
+	}
 	if (!BookingGuestLimitAllows(&r, req->guest, req->quantity, false, req->now, res))
 		return false;
 	switch (BookingCounterTakeSeats(&r, req->quantity, req->timeout_ms, req->now, &free_left))
@@ -403,7 +408,8 @@ RunTakeQueued(void *arg)
 	if (BookingRowWaitResource(req->resource, req->home, &qa->tid, qa->deadline, &r) !=
 		BOOKING_ROW_LOCKED)
 		return false;
-	if (r.stripes > 1 || r.guest_limit > 0 || (int64) r.taken + req->quantity > r.capacity)
+	if (r.stripes > 1 || r.guest_limit > 0 || r.waiting > 0 ||
+		(int64) r.taken + req->quantity > r.capacity)
 		return false;
 	return RunTakeLocked(req, &qa->tid);
 }
@@ -507,8 +513,8 @@ TakeCommitted(SeatRequest *req, BookingResult *res, bool *taken)
 			*taken = ReclaimAndTake(req, res);
 		return true;
 	}
-	/* a guest limit is checked under the row lock */
-	if (r.guest_limit > 0)
+	/* a guest limit, and a waitlist, are checked under the row lock */
+	if (r.guest_limit > 0 || r.waiting > 0)
 	{
 		*taken = ReclaimAndTake(req, res);
 		return true;
@@ -659,6 +665,7 @@ ReserveSeatBody(void *state, BookingResult *res)
 							  req->row, req->row_nulls, false, 1);
 		req->booking_id = BookingGetInt64(0, 1, NULL);
 	}
+	BookingEmitEvent("reserved", req->home, req->booking_id, NULL, "ok");
 
 	if (req->has_hold)
 		BookingSetResult(res, BOOKING_CREATED, req->booking_id,

@@ -190,7 +190,12 @@ InsertStay(StayRequest *req, const BookingResource *r)
 	values[9] = BoolGetDatum(r->guest_limit > 0);
 	if (BookingExecute(&insert_plan, values, nulls, false, 1) == 0)
 		return -1;
-	return BookingGetInt64(0, 1, NULL);
+	{
+		int64		id = BookingGetInt64(0, 1, NULL);
+
+		BookingEmitEvent("reserved", home, id, NULL, "ok");
+		return id;
+	}
 }
 
 static void
@@ -309,7 +314,16 @@ RunGroupInsert(void *arg)
 {
 	GroupInsertArgs *ga = (GroupInsertArgs *) arg;
 
-	return BookingExecute(&group_insert_plan, ga->values, ga->nulls, false, 0) == ga->expected;
+	int64	   *ids;
+
+	if (BookingExecute(&group_insert_plan, ga->values, ga->nulls, false, 0) != ga->expected)
+		return false;
+	ids = palloc(sizeof(int64) * ga->expected);
+	for (int i = 0; i < ga->expected; i++)
+		ids[i] = BookingGetInt64(i, 1, NULL);
+	for (int i = 0; i < ga->expected; i++)
+		BookingEmitEvent("reserved", 0, ids[i], NULL, "ok");
+	return true;
 }
 
 /*
@@ -358,6 +372,7 @@ StayMember(StayRequest *req, int64 resource, int64 group_id, BookingResult *res)
 		return;
 	}
 	BookingSetResult(res, BOOKING_CREATED, BookingGetInt64(0, 1, NULL), "member booked");
+	BookingEmitEvent("reserved", home, res->booking_id, NULL, "ok");
 }
 
 /* A member on the node that holds it, through its twin (route.c). */
@@ -768,7 +783,7 @@ booking_reserve_stays(PG_FUNCTION_ARGS)
 	bool		single_home = true;
 
 	memset(&req, 0, sizeof(req));
-	elems = BookingArgArray(fcinfo, 0, "resources", INT8OID, &n);
+	elems = BookingArgArray(fcinfo, 0, "resources", INT8OID, BOOKING_MAX_GROUP, &n);
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

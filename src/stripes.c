@@ -106,10 +106,11 @@ static BookingPlan drop_stripes_plan = {
 	"DELETE FROM booking.resource_stripes WHERE " STRIPES_OF_RESOURCE,
 	2, {INT8OID, INT8OID}
 };
-/* a resource with a guest limit gets limited stripes (limit.c) */
+/* a resource with a guest limit or a line gets limited stripes (limit.c, waitlist.c) */
 static BookingPlan make_stripes_plan = {
 	"INSERT INTO booking.resource_stripes (home, resource_id, stripe, free, limited) "
-	"SELECT $2, $1, s, 0, (SELECT r.guest_limit IS NOT NULL FROM booking.resources r "
+	"SELECT $2, $1, s, 0, (SELECT r.guest_limit IS NOT NULL OR r.waiting OPERATOR(pg_catalog.>) 0 "
+	"FROM booking.resources r "
 	"WHERE r.home OPERATOR(pg_catalog.=) $2 AND r.id OPERATOR(pg_catalog.=) $1) "
 	"FROM pg_catalog.generate_series(0, $3 OPERATOR(pg_catalog.-) 1) AS s",
 	3, {INT8OID, INT8OID, INT4OID}

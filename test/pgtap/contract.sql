@@ -2,7 +2,7 @@
 -- argument names, defaults, return types, volatility and security settings.
 -- Run by pg_prove against a database with pgtap and booking installed.
 BEGIN;
-SELECT plan(183);
+SELECT plan(225);
 
 ------------------------------------------------------------------------------
 -- schema and types
@@ -13,8 +13,8 @@ SELECT has_extension('btree_gist', 'btree_gist is installed (booking requires it
 
 SELECT has_enum('booking', 'status', 'enum booking.status exists');
 SELECT enum_has_labels('booking', 'status',
-    ARRAY['pending', 'confirmed', 'cancelled', 'expired'],
-    'booking.status has the labels pending, confirmed, cancelled, expired in that order');
+    ARRAY['pending', 'confirmed', 'cancelled', 'expired', 'waiting'],
+    'booking.status has the labels pending, confirmed, cancelled, expired, waiting in that order');
 
 SELECT has_composite('booking', 'result', 'type booking.result exists');
 SELECT results_eq(
@@ -98,7 +98,8 @@ SELECT functions_are('booking', ARRAY[
     'shard_extend_hold_until', 'shard_set_capacity', 'shard_set_stripes', 'shard_stay_member',
     'set_guest_limit', 'set_buffer', 'reserve_seats', 'reduce', 'move_stay',
     'shard_set_guest_limit', 'shard_set_buffer', 'shard_reserve_seats', 'shard_seat_member',
-    'shard_reduce', 'shard_move_stay'],
+    'shard_reduce', 'shard_move_stay', 'join_waitlist', 'shard_join_waitlist',
+    'add_consumer', 'drop_consumer', 'claim_events', 'ack_events', 'health'],
     'schema booking holds exactly the functions of the contract (the trigger function, distribute and the Citus twins)');
 
 CREATE TEMP TABLE contract_fn (name text, args text, identity text, returns text, vol text)
@@ -160,7 +161,20 @@ INSERT INTO contract_fn VALUES
   'bigint, integer, text', 'booking.result', 'volatile'),
  ('move_stay',
   'booking bigint, during tstzrange, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval',
-  'bigint, tstzrange, text, interval', 'booking.result', 'volatile');
+  'bigint, tstzrange, text, interval', 'booking.result', 'volatile'),
+ ('join_waitlist',
+  'resource bigint, guest text, quantity integer DEFAULT 1, idempotency_key text DEFAULT NULL::text',
+  'bigint, text, integer, text', 'booking.result', 'volatile'),
+ ('add_consumer', 'name text', 'text', 'boolean', 'volatile'),
+ ('drop_consumer', 'name text', 'text', 'boolean', 'volatile'),
+ ('claim_events',
+  'consumer text, batch integer DEFAULT 100, lease interval DEFAULT ''00:00:30''::interval',
+  'text, integer, interval',
+  'TABLE(event_id bigint, lease_token bigint, resource_id bigint, seq bigint, booking_id bigint, guest text, kind text, payload jsonb, created_at timestamp with time zone)',
+  'volatile'),
+ ('ack_events', 'consumer text, lease_token bigint, events bigint[]', 'text, bigint, bigint[]',
+  'integer', 'volatile'),
+ ('health', '', '', 'TABLE(metric text, subject text, value double precision)', 'stable');
 
 -- each function exists with exactly these argument types (19)
 SELECT ok(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity)) IS NOT NULL,
@@ -223,12 +237,14 @@ LOAD 'booking';
 SELECT results_eq(
     $$SELECT name, boot_val, unit FROM pg_catalog.pg_settings
        WHERE name IN ('booking.lock_timeout', 'booking.expire_interval', 'booking.expire_batch',
-                      'booking.idempotency_retention')
+                      'booking.idempotency_retention', 'booking.event_retention', 'booking.waitlist_offer')
        ORDER BY name$$,
-    $$VALUES ('booking.expire_batch'::text, '10000'::text, NULL::text),
+    $$VALUES ('booking.event_retention'::text, '86400'::text, 's'::text),
+             ('booking.expire_batch', '10000', NULL),
              ('booking.expire_interval', '10', 's'),
              ('booking.idempotency_retention', '86400', 's'),
-             ('booking.lock_timeout', '3000', 'ms')$$,
+             ('booking.lock_timeout', '3000', 'ms'),
+             ('booking.waitlist_offer', '900', 's')$$,
     'GUCs booking.lock_timeout (3s), booking.expire_interval (10s), booking.expire_batch (10000), booking.idempotency_retention (24h) exist with their defaults');
 
 -- who may set them: a setting that changes what other callers get is not
@@ -237,12 +253,14 @@ SELECT results_eq(
 SELECT results_eq(
     $$SELECT name, context FROM pg_catalog.pg_settings
        WHERE name IN ('booking.lock_timeout', 'booking.expire_interval', 'booking.expire_batch',
-                      'booking.idempotency_retention')
+                      'booking.idempotency_retention', 'booking.event_retention', 'booking.waitlist_offer')
        ORDER BY name$$,
-    $$VALUES ('booking.expire_batch'::text, 'sighup'::text),
+    $$VALUES ('booking.event_retention'::text, 'superuser'::text),
+             ('booking.expire_batch', 'sighup'),
              ('booking.expire_interval', 'sighup'),
              ('booking.idempotency_retention', 'superuser'),
-             ('booking.lock_timeout', 'user')$$,
+             ('booking.lock_timeout', 'user'),
+             ('booking.waitlist_offer', 'superuser')$$,
     'booking.idempotency_retention is superuser-only, expire_interval and expire_batch are set in postgresql.conf, lock_timeout by any user');
 
 SELECT * FROM finish();

@@ -1,0 +1,154 @@
+/*
+ * events.c
+ *	  Writing the outbox: one booking.events row per state change, in the
+ *	  transaction that makes the change, so a rolled-back call leaves none
+ *	  and a replayed key (which changes nothing) writes none.  The row is
+ *	  written unnumbered; claim_events numbers it once it has committed
+ *	  (outbox.c), which is what keeps a late commit from being skipped.
+ *
+ *	  A booking's event copies the booking row as it is after the change,
+ *	  read in the same statement that writes the event, so callers only say
+ *	  which booking, what kind of change and the status it had before.
+ *
+ *	  While a consumer is registered, a transaction that wrote events also
+ *	  sends NOTIFY booking_events, so relays wake without polling.
+ *	  PostgreSQL folds a transaction's identical notifications into one and
+ *	  drops those of a rolled-back subtransaction.  Notifying serializes the
+ *	  commits that do it, so without a consumer nothing is sent; whether
+ *	  one exists is read at most once a second per backend.  Takes no locks
+ *	  beyond the row it inserts.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "commands/async.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "booking.h"
+
+#define NOTIFY_CHANNEL "booking_events"
+
+static BookingPlan booking_event_plan = {
+	"INSERT INTO booking.events (home, id, resource_id, booking_id, guest, kind, payload, created_at) "
+	"SELECT $1, COALESCE($2, pg_catalog.nextval('booking.events_id_seq'::pg_catalog.regclass)), "
+	"b.resource_id, b.id, b.guest, $4, pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object("
+	"'quantity', b.quantity, 'during', b.during, 'expires_at', b.expires_at, "
+	"'group_id', b.group_id, 'status_before', $5, "
+	"'status_after', CAST(b.status AS pg_catalog.text), 'code', $6)), pg_catalog.clock_timestamp() "
+	"FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $1 AND b.id OPERATOR(pg_catalog.=) $3",
+	6, {INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID, TEXTOID}
+};
+static BookingPlan resource_event_plan = {
+	"INSERT INTO booking.events (home, id, resource_id, kind, payload, created_at) "
+	"VALUES ($1, COALESCE($2, pg_catalog.nextval('booking.events_id_seq'::pg_catalog.regclass)), "
+	"$3, $4, CAST($5 AS pg_catalog.jsonb), pg_catalog.clock_timestamp())",
+	5, {INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID}
+};
+static BookingPlan consumers_plan = {
+	"SELECT EXISTS (SELECT 1 FROM booking.consumers)", 0, {0}
+};
+
+static TimestampTz consumers_read_at = 0;
+static bool consumers_exist = false;
+
+const char *
+BookingStatusName(BookingStatus status)
+{
+	switch (status)
+	{
+		case BOOKING_STATUS_PENDING:
+			return "pending";
+		case BOOKING_STATUS_CONFIRMED:
+			return "confirmed";
+		case BOOKING_STATUS_CANCELLED:
+			return "cancelled";
+		case BOOKING_STATUS_EXPIRED:
+			return "expired";
+		case BOOKING_STATUS_WAITING:
+			return "waiting";
+	}
+	return "unknown";
+}
+
+/*
+ * NOTIFY booking_events, if a consumer can hear it.  Not on Citus: its
+ * nodes commit a transaction that wrote to several of them with PREPARE
+ * TRANSACTION, which a transaction that notified cannot do; relays there
+ * poll (docs/events.md).
+ */
+static void
+NotifyConsumers(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (BookingDistributed())
+		return;
+	if (now - consumers_read_at >= USECS_PER_SEC || now < consumers_read_at)
+	{
+		(void) BookingExecute(&consumers_plan, NULL, NULL, true, 1);
+		consumers_exist = BookingGetBool(0, 1);
+		consumers_read_at = now;
+	}
+	if (consumers_exist)
+		Async_Notify(NOTIFY_CHANNEL, "");
+}
+
+static void
+EventId(int64 home, Datum *value, char *null)
+{
+	/* on Citus an event lives in its resource's shard, like its booking */
+	if (BookingDistributed())
+	{
+		*value = Int64GetDatum(BookingNewId("events_id_seq", home));
+		*null = ' ';
+	}
+	else
+	{
+		*value = (Datum) 0;
+		*null = 'n';
+	}
+}
+
+/*
+ * The event of a change to booking (in home), written after the change:
+ * kind, the status the booking had before (NULL: it is new) and the code of
+ * the call that changed it.
+ */
+void
+BookingEmitEvent(const char *kind, int64 home, int64 booking, const char *status_before,
+				 const char *code)
+{
+	Datum		values[6];
+	char		nulls[6] = "      ";
+
+	values[0] = Int64GetDatum(home);
+	EventId(home, &values[1], &nulls[1]);
+	values[2] = Int64GetDatum(booking);
+	values[3] = CStringGetTextDatum(kind);
+	if (status_before != NULL)
+		values[4] = CStringGetTextDatum(status_before);
+	else
+		nulls[4] = 'n';
+	values[5] = CStringGetTextDatum(code);
+	if (BookingExecute(&booking_event_plan, values, nulls, false, 0) != 1)
+		elog(ERROR, "booking %lld vanished before its %s event was written",
+			 (long long) booking, kind);
+	NotifyConsumers();
+}
+
+/* The event of a change to the resource itself; payload is a JSON object. */
+void
+BookingEmitResourceEvent(const char *kind, const BookingResource *r, const char *payload)
+{
+	Datum		values[5];
+	char		nulls[5] = "     ";
+
+	values[0] = Int64GetDatum(r->home);
+	EventId(r->home, &values[1], &nulls[1]);
+	values[2] = Int64GetDatum(r->id);
+	values[3] = CStringGetTextDatum(kind);
+	values[4] = CStringGetTextDatum(payload);
+	(void) BookingExecute(&resource_event_plan, values, nulls, false, 0);
+	NotifyConsumers();
+}

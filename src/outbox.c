@@ -1,0 +1,472 @@
+/*
+ * outbox.c
+ *	  Reading the outbox: booking.add_consumer, drop_consumer, claim_events
+ *	  and ack_events, and the purge of old events.
+ *
+ *	  Event rows are written unnumbered (events.c).  claim_events first
+ *	  numbers the rows that have committed since the last claim, home by
+ *	  home: under the home's sequencer row lock it gives each resource's
+ *	  new rows the next numbers of that resource (event_heads), and one
+ *	  delivery row per registered consumer.  A row that commits late, after
+ *	  rows with higher ids were delivered, is simply numbered by a later
+ *	  claim: nothing is read by position, so nothing can be skipped.  A
+ *	  relay that finds the sequencer row locked skips numbering (the other
+ *	  relay is doing it) and never waits.
+ *
+ *	  Then it leases up to batch of the consumer's deliveries that are not
+ *	  acknowledged and not leased (or whose lease lapsed), FOR UPDATE SKIP
+ *	  LOCKED, under a new lease token: concurrent relays get disjoint
+ *	  batches.  ack_events acknowledges only deliveries still leased under
+ *	  the token given, so a relay whose lease lapsed and was claimed again
+ *	  cannot acknowledge what another relay now holds (fencing).
+ *
+ *	  On Citus every statement here names one home and so runs on the node
+ *	  of that shard; the coordinator visits the homes that have work.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "booking.h"
+
+PG_FUNCTION_INFO_V1(booking_add_consumer);
+PG_FUNCTION_INFO_V1(booking_drop_consumer);
+PG_FUNCTION_INFO_V1(booking_claim_events);
+PG_FUNCTION_INFO_V1(booking_ack_events);
+
+#define MAX_CONSUMER_BYTES 200
+#define MAX_BATCH 10000
+
+int			booking_event_retention_s = 86400;
+
+static BookingPlan add_plan = {
+	"INSERT INTO booking.consumers (name, registered_at) VALUES ($1, pg_catalog.clock_timestamp()) "
+	"ON CONFLICT (name) DO NOTHING RETURNING 1",
+	1, {TEXTOID}
+};
+static BookingPlan drop_plan = {
+	"DELETE FROM booking.consumers WHERE name OPERATOR(pg_catalog.=) $1 RETURNING 1",
+	1, {TEXTOID}
+};
+static BookingPlan drop_deliveries_plan = {
+	"DELETE FROM booking.deliveries WHERE home OPERATOR(pg_catalog.=) $2 "
+	"AND consumer OPERATOR(pg_catalog.=) $1",
+	2, {TEXTOID, INT8OID}
+};
+static BookingPlan consumer_exists_plan = {
+	"SELECT 1 FROM booking.consumers WHERE name OPERATOR(pg_catalog.=) $1",
+	1, {TEXTOID}
+};
+static BookingPlan consumer_names_plan = {
+	"SELECT pg_catalog.array_agg(name ORDER BY name) FROM booking.consumers", 0, {0}
+};
+static BookingPlan make_sequencer_plan = {
+	"INSERT INTO booking.event_heads (home, resource_id, last_seq) VALUES ($1, 0, 0) "
+	"ON CONFLICT (home, resource_id) DO NOTHING",
+	1, {INT8OID}
+};
+static BookingPlan lock_sequencer_plan = {
+	"SELECT 1 FROM booking.event_heads WHERE home OPERATOR(pg_catalog.=) $1 "
+	"AND resource_id OPERATOR(pg_catalog.=) 0 FOR UPDATE SKIP LOCKED",
+	1, {INT8OID}
+};
+/* the committed unnumbered rows, numbered per resource after its head */
+static BookingPlan number_plan = {
+	"WITH fresh AS (SELECT id, resource_id, pg_catalog.row_number() OVER "
+	"(PARTITION BY resource_id ORDER BY id) AS n FROM (SELECT id, resource_id FROM booking.events "
+	"WHERE home OPERATOR(pg_catalog.=) $1 AND seq IS NULL ORDER BY id LIMIT $2) AS f), "
+	"heads AS (SELECT r.resource_id, COALESCE(h.last_seq, 0) AS last_seq "
+	"FROM (SELECT DISTINCT resource_id FROM fresh) AS r LEFT JOIN booking.event_heads h "
+	"ON h.home OPERATOR(pg_catalog.=) $1 AND h.resource_id OPERATOR(pg_catalog.=) r.resource_id) "
+	"UPDATE booking.events e SET seq = h.last_seq OPERATOR(pg_catalog.+) f.n "
+	"FROM fresh f JOIN heads h ON h.resource_id OPERATOR(pg_catalog.=) f.resource_id "
+	"WHERE e.home OPERATOR(pg_catalog.=) $1 AND e.id OPERATOR(pg_catalog.=) f.id "
+	"RETURNING e.id, e.resource_id, e.seq",
+	2, {INT8OID, INT4OID}
+};
+static BookingPlan set_heads_plan = {
+	"INSERT INTO booking.event_heads (home, resource_id, last_seq) "
+	"SELECT $1, h.r, h.s FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS h(r, s) "
+	"ON CONFLICT (home, resource_id) DO UPDATE SET last_seq = EXCLUDED.last_seq",
+	3, {INT8OID, INT8ARRAYOID, INT8ARRAYOID}
+};
+static BookingPlan deliver_plan = {
+	"INSERT INTO booking.deliveries (home, consumer, event_id) "
+	"SELECT $1, c.name, e.id FROM pg_catalog.unnest($2) AS c(name), pg_catalog.unnest($3) AS e(id) "
+	"ON CONFLICT DO NOTHING",
+	3, {INT8OID, TEXTARRAYOID, INT8ARRAYOID}
+};
+static BookingPlan claim_plan = {
+	"WITH picked AS (SELECT event_id FROM booking.deliveries "
+	"WHERE home OPERATOR(pg_catalog.=) $1 AND consumer OPERATOR(pg_catalog.=) $2 AND acked_at IS NULL "
+	"AND (lease_until IS NULL OR lease_until OPERATOR(pg_catalog.<=) $3) "
+	"ORDER BY event_id LIMIT $4 FOR UPDATE SKIP LOCKED), "
+	"leased AS (UPDATE booking.deliveries d SET lease_token = $5, lease_until = $6, "
+	"attempts = d.attempts OPERATOR(pg_catalog.+) 1 FROM picked p "
+	"WHERE d.home OPERATOR(pg_catalog.=) $1 AND d.consumer OPERATOR(pg_catalog.=) $2 "
+	"AND d.event_id OPERATOR(pg_catalog.=) p.event_id RETURNING d.event_id) "
+	"SELECT e.id, e.resource_id, e.seq, e.booking_id, e.guest, e.kind, e.payload, e.created_at "
+	"FROM leased l JOIN booking.events e ON e.home OPERATOR(pg_catalog.=) $1 "
+	"AND e.id OPERATOR(pg_catalog.=) l.event_id ORDER BY e.resource_id, e.seq",
+	6, {INT8OID, TEXTOID, TIMESTAMPTZOID, INT4OID, INT8OID, TIMESTAMPTZOID}
+};
+static BookingPlan ack_plan = {
+	"UPDATE booking.deliveries SET acked_at = $4, lease_until = NULL "
+	"WHERE home OPERATOR(pg_catalog.=) $1 AND consumer OPERATOR(pg_catalog.=) $2 "
+	"AND event_id OPERATOR(pg_catalog.=) ANY ($5) AND acked_at IS NULL "
+	"AND lease_token OPERATOR(pg_catalog.=) $3",
+	5, {INT8OID, TEXTOID, INT8OID, TIMESTAMPTZOID, INT8ARRAYOID}
+};
+static BookingPlan token_plan = {
+	"SELECT pg_catalog.nextval('booking.lease_token_seq'::pg_catalog.regclass)", 0, {0}
+};
+/* Citus: the homes with rows to number or deliveries of the consumer open */
+static BookingPlan busy_homes_plan = {
+	"SELECT DISTINCT home FROM booking.events WHERE seq IS NULL", 0, {0}
+};
+static BookingPlan open_homes_plan = {
+	"SELECT DISTINCT home FROM booking.deliveries WHERE consumer OPERATOR(pg_catalog.=) $1 "
+	"AND acked_at IS NULL",
+	1, {TEXTOID}
+};
+/*
+ * Old events no one still needs: every delivery acknowledged, and numbered
+ * (or unnumbered while no consumer exists, so none will ever be).
+ */
+static BookingPlan purge_plan = {
+	"WITH old AS (SELECT e.id FROM booking.events e WHERE e.home OPERATOR(pg_catalog.=) $1 "
+	"AND e.created_at OPERATOR(pg_catalog.<) $2 "
+	"AND (e.seq IS NOT NULL OR NOT EXISTS (SELECT 1 FROM booking.consumers)) "
+	"AND NOT EXISTS (SELECT 1 FROM booking.deliveries d WHERE d.home OPERATOR(pg_catalog.=) $1 "
+	"AND d.event_id OPERATOR(pg_catalog.=) e.id AND d.acked_at IS NULL) LIMIT $3), "
+	"gone AS (DELETE FROM booking.deliveries d USING old "
+	"WHERE d.home OPERATOR(pg_catalog.=) $1 AND d.event_id OPERATOR(pg_catalog.=) old.id) "
+	"DELETE FROM booking.events e USING old WHERE e.home OPERATOR(pg_catalog.=) $1 "
+	"AND e.id OPERATOR(pg_catalog.=) old.id",
+	3, {INT8OID, TIMESTAMPTZOID, INT4OID}
+};
+
+void
+BookingOutboxInit(void)
+{
+	DefineCustomIntVariable("booking.event_retention",
+							"How long an event every consumer acknowledged is kept before hold_expire purges it.",
+							"Only superusers can change it.",
+							&booking_event_retention_s,
+							86400, 1, INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+}
+
+static text *
+ArgConsumer(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	text	   *t;
+	int			len;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", name)));
+	t = PG_GETARG_TEXT_PP(argno);
+	len = VARSIZE_ANY_EXHDR(t);
+	if (len < 1 || len > MAX_CONSUMER_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be 1 to %d bytes long", name, MAX_CONSUMER_BYTES),
+				 errdetail("The %s given is %d bytes long.", name, len)));
+	return t;
+}
+
+static void
+RequireConsumer(text *consumer)
+{
+	Datum		values[1] = {PointerGetDatum(consumer)};
+
+	if (BookingExecute(&consumer_exists_plan, values, NULL, true, 1) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("consumer \"%s\" is not registered", text_to_cstring(consumer)),
+				 errhint("Register it with booking.add_consumer first.")));
+}
+
+/*
+ * add_consumer(name): true when added, false when it existed.  It gets every
+ * event numbered from now on, which includes every event that commits
+ * after this call does.
+ */
+Datum
+booking_add_consumer(PG_FUNCTION_ARGS)
+{
+	text	   *name = ArgConsumer(fcinfo, 0, "name");
+	Datum		values[1] = {PointerGetDatum(name)};
+	bool		added;
+
+	SPI_connect();
+	added = BookingExecute(&add_plan, values, NULL, false, 1) == 1;
+	SPI_finish();
+	PG_RETURN_BOOL(added);
+}
+
+/* drop_consumer(name): true when it existed; its deliveries go with it. */
+Datum
+booking_drop_consumer(PG_FUNCTION_ARGS)
+{
+	text	   *name = ArgConsumer(fcinfo, 0, "name");
+	Datum		values[2] = {PointerGetDatum(name), (Datum) 0};
+	bool		dropped;
+	int64	   *homes;
+	int			nhomes;
+
+	SPI_connect();
+	dropped = BookingExecute(&drop_plan, values, NULL, false, 1) == 1;
+	nhomes = BookingAllHomes(&homes);
+	for (int i = 0; i < nhomes; i++)
+	{
+		values[1] = Int64GetDatum(homes[i]);
+		(void) BookingExecute(&drop_deliveries_plan, values, NULL, false, 0);
+	}
+	SPI_finish();
+	PG_RETURN_BOOL(dropped);
+}
+
+/* Numbers the committed unnumbered events of home, unless another relay is. */
+static void
+NumberEvents(int64 home, Datum consumers, int32 batch)
+{
+	Datum		values[3];
+	int			n;
+	int64	   *ids;
+	Datum	   *resources;
+	Datum	   *seqs;
+	int			nheads = 0;
+
+	values[0] = Int64GetDatum(home);
+	if (BookingExecute(&lock_sequencer_plan, values, NULL, false, 1) == 0)
+	{
+		(void) BookingExecute(&make_sequencer_plan, values, NULL, false, 0);
+		if (BookingExecute(&lock_sequencer_plan, values, NULL, false, 1) == 0)
+			return;
+	}
+	values[1] = Int32GetDatum(batch);
+	n = BookingExecute(&number_plan, values, NULL, false, 0);
+	if (n == 0)
+		return;
+	ids = palloc(sizeof(int64) * n);
+	resources = palloc(sizeof(Datum) * n);
+	seqs = palloc(sizeof(Datum) * n);
+	for (int i = 0; i < n; i++)
+	{
+		int64		resource = BookingGetInt64(i, 2, NULL);
+		int64		seq = BookingGetInt64(i, 3, NULL);
+		int			j;
+
+		ids[i] = BookingGetInt64(i, 1, NULL);
+		for (j = 0; j < nheads; j++)
+			if (DatumGetInt64(resources[j]) == resource)
+				break;
+		if (j == nheads)
+		{
+			resources[nheads] = Int64GetDatum(resource);
+			seqs[nheads++] = Int64GetDatum(seq);
+		}
+		else if (seq > DatumGetInt64(seqs[j]))
+			seqs[j] = Int64GetDatum(seq);
+	}
+	values[1] = PointerGetDatum(construct_array(resources, nheads, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[2] = PointerGetDatum(construct_array(seqs, nheads, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	(void) BookingExecute(&set_heads_plan, values, NULL, false, 0);
+
+	for (int i = 0; i < n; i++)
+		resources[i] = Int64GetDatum(ids[i]);
+	values[1] = consumers;
+	values[2] = PointerGetDatum(construct_array(resources, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	(void) BookingExecute(&deliver_plan, values, NULL, false, 0);
+}
+
+/* The homes a claim visits: on one server home 0; on Citus those with work. */
+static int
+ClaimHomes(text *consumer, int64 **homes)
+{
+	Datum		values[1] = {PointerGetDatum(consumer)};
+	int			n1;
+	int			n2;
+	int			n = 0;
+
+	if (!BookingDistributed())
+		return BookingAllHomes(homes);
+	n1 = BookingExecute(&busy_homes_plan, NULL, NULL, true, 0);
+	*homes = palloc(sizeof(int64) * (n1 + 1));
+	for (int i = 0; i < n1; i++)
+		(*homes)[n++] = BookingGetInt64(i, 1, NULL);
+	n2 = BookingExecute(&open_homes_plan, values, NULL, true, 0);
+	*homes = repalloc(*homes, sizeof(int64) * (n1 + n2 + 1));
+	for (int i = 0; i < n2; i++)
+	{
+		int64		home = BookingGetInt64(i, 1, NULL);
+		bool		seen = false;
+
+		for (int j = 0; j < n1; j++)
+			seen |= (*homes)[j] == home;
+		if (!seen)
+			(*homes)[n++] = home;
+	}
+	return n;
+}
+
+/*
+ * claim_events(consumer, batch, lease): up to batch events, leased to the
+ * caller until now + lease under one new lease token.
+ */
+Datum
+booking_claim_events(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	text	   *consumer = ArgConsumer(fcinfo, 0, "consumer");
+	int32		batch;
+	int64		lease_us;
+	TimestampTz now;
+	int64		token;
+	int64	   *homes;
+	int			nhomes;
+	int			start;
+	int32		left;
+	Datum		consumers;
+	bool		isnull;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("batch must not be null")));
+	batch = PG_GETARG_INT32(1);
+	if (batch < 1 || batch > MAX_BATCH)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("batch must be between 1 and %d", MAX_BATCH),
+				 errdetail("The batch given is %d.", batch)));
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lease must not be null")));
+	lease_us = BookingIntervalUsecs(PG_GETARG_INTERVAL_P(2), "lease");
+	if (lease_us <= 0 || lease_us > BOOKING_MAX_HOLD_USECS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease must be greater than zero and at most 3660 days")));
+
+	InitMaterializedSRF(fcinfo, 0);
+	SPI_connect();
+	RequireConsumer(consumer);
+	now = GetCurrentTimestamp();
+	(void) BookingExecute(&token_plan, NULL, NULL, false, 1);
+	token = BookingGetInt64(0, 1, NULL);
+	(void) BookingExecute(&consumer_names_plan, NULL, NULL, true, 1);
+	consumers = SPI_datumTransfer(BookingGetDatum(0, 1, &isnull), false, -1);
+
+	nhomes = ClaimHomes(consumer, &homes);
+	/* relays of one consumer start at different homes */
+	start = nhomes > 1 ? (int) (token % nhomes) : 0;
+	left = batch;
+	for (int k = 0; k < nhomes && left > 0; k++)
+	{
+		int64		home = homes[(start + k) % nhomes];
+		Datum		values[6];
+		int			n;
+
+		NumberEvents(home, consumers, MAX_BATCH);
+		values[0] = Int64GetDatum(home);
+		values[1] = PointerGetDatum(consumer);
+		values[2] = TimestampTzGetDatum(now);
+		values[3] = Int32GetDatum(left);
+		values[4] = Int64GetDatum(token);
+		values[5] = TimestampTzGetDatum(now + lease_us);
+		n = BookingExecute(&claim_plan, values, NULL, false, 0);
+		for (int i = 0; i < n; i++)
+		{
+			Datum		out[9];
+			bool		nulls[9];
+
+			for (int c = 0; c < 9; c++)
+			{
+				int			col = c == 0 ? 1 : c;	/* id, token, then the rest */
+
+				if (c == 1)
+				{
+					out[1] = Int64GetDatum(token);
+					nulls[1] = false;
+					continue;
+				}
+				out[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, col, &nulls[c]);
+			}
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
+		}
+		left -= n;
+	}
+	SPI_finish();
+	return (Datum) 0;
+}
+
+/*
+ * ack_events(consumer, lease_token, events): acknowledges the listed events
+ * still leased under lease_token; returns how many.
+ */
+Datum
+booking_ack_events(PG_FUNCTION_ARGS)
+{
+	text	   *consumer = ArgConsumer(fcinfo, 0, "consumer");
+	int64		token;
+	Datum	   *events;
+	int			n;
+	int64	   *homes;
+	int			nhomes;
+	int64		acked = 0;
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lease_token must not be null")));
+	token = PG_GETARG_INT64(1);
+	events = BookingArgArray(fcinfo, 2, "events", INT8OID, MAX_BATCH, &n);
+
+	SPI_connect();
+	RequireConsumer(consumer);
+	nhomes = BookingAllHomes(&homes);
+	for (int h = 0; h < nhomes; h++)
+	{
+		Datum	   *mine = palloc(sizeof(Datum) * n);
+		int			m = 0;
+		Datum		values[5];
+
+		for (int i = 0; i < n; i++)
+			if (!BookingDistributed() || BookingHome(DatumGetInt64(events[i])) == homes[h])
+				mine[m++] = events[i];
+		if (m == 0)
+			continue;
+		values[0] = Int64GetDatum(homes[h]);
+		values[1] = PointerGetDatum(consumer);
+		values[2] = Int64GetDatum(token);
+		values[3] = TimestampTzGetDatum(now);
+		values[4] = PointerGetDatum(construct_array(mine, m, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		acked += BookingExecute(&ack_plan, values, NULL, false, 0);
+	}
+	SPI_finish();
+	PG_RETURN_INT32((int32) acked);
+}
+
+/* hold_expire's purge of one home's old events; returns how many went. */
+int64
+BookingPurgeEvents(int64 home, TimestampTz now, int32 batch)
+{
+	Datum		values[3] = {Int64GetDatum(home),
+		TimestampTzGetDatum(now - (int64) booking_event_retention_s * USECS_PER_SEC),
+	Int32GetDatum(batch)};
+
+	return BookingExecute(&purge_plan, values, NULL, false, 0);
+}

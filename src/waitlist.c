@@ -1,0 +1,323 @@
+/*
+ * waitlist.c
+ *	  The line of a sold-out resource: booking.join_waitlist, and the offers
+ *	  that turn the head of the line into a hold when seats free up.
+ *
+ *	  An entry is a booking in status waiting: it takes no seat and blocks
+ *	  nothing.  resources.waiting counts the entries, so every sale reads on
+ *	  the row it already reads whether anyone waits; while someone does, a
+ *	  newcomer is refused (sold_out) and the seats that cancel, expiry,
+ *	  reduce or a larger capacity free go to the line in the same
+ *	  transaction.  Strict FIFO in join order: a head that needs more seats
+ *	  than are free keeps its place, and the entries behind it wait too.
+ *	  A striped resource with a line marks its stripes limited, so that the
+ *	  stripes' fast path steps aside as it does for a guest limit.
+ *
+ *	  Locks: every function here runs under the resource row lock (the
+ *	  caller's, or taken here), then the stripes through counter.c, then the
+ *	  entries' booking rows.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "booking.h"
+
+PG_FUNCTION_INFO_V1(booking_join_waitlist);
+
+int			booking_waitlist_offer_s = 900;
+
+/* "> expired" is "waiting": see booking.status and bookings_waiting_idx */
+#define WAITING_ENTRY "status OPERATOR(pg_catalog.>) 'expired'::booking.status"
+
+static BookingPlan head_plan = {
+	"SELECT id, quantity FROM booking.bookings WHERE home OPERATOR(pg_catalog.=) $2 "
+	"AND resource_id OPERATOR(pg_catalog.=) $1 AND " WAITING_ENTRY " "
+	"ORDER BY created_at, id LIMIT 1",
+	2, {INT8OID, INT8OID}
+};
+static BookingPlan guest_entry_plan = {
+	"SELECT id FROM booking.bookings WHERE home OPERATOR(pg_catalog.=) $2 "
+	"AND resource_id OPERATOR(pg_catalog.=) $1 AND " WAITING_ENTRY " "
+	"AND guest OPERATOR(pg_catalog.=) $3 LIMIT 1",
+	3, {INT8OID, INT8OID, TEXTOID}
+};
+/* join order is the order of the resource lock: the clock is read under it */
+static BookingPlan join_plan = {
+	"INSERT INTO booking.bookings (home, id, resource_id, guest, quantity, status, created_at, validity) "
+	"VALUES ($2, COALESCE($5, pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass)), "
+	"$1, $3, $4, 'waiting'::booking.status, pg_catalog.clock_timestamp(), 'empty') RETURNING id",
+	5, {INT8OID, INT8OID, TEXTOID, INT4OID, INT8OID}
+};
+static BookingPlan offer_plan = {
+	"UPDATE booking.bookings SET status = 'pending'::booking.status, expires_at = $3, "
+	"validity = pg_catalog.tstzrange($4, $3, '[)'), limited = $5 "
+	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1",
+	5, {INT8OID, INT8OID, TIMESTAMPTZOID, TIMESTAMPTZOID, BOOLOID}
+};
+static BookingPlan set_waiting_plan = {
+	"UPDATE booking.resources SET waiting = $3 "
+	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1",
+	3, {INT8OID, INT8OID, INT4OID}
+};
+static BookingPlan mark_stripes_plan = {
+	"UPDATE booking.resource_stripes SET limited = $3 "
+	"WHERE home OPERATOR(pg_catalog.=) $2 AND resource_id OPERATOR(pg_catalog.=) $1 "
+	"AND limited OPERATOR(pg_catalog.<>) $3",
+	3, {INT8OID, INT8OID, BOOLOID}
+};
+static BookingPlan lines_plan = {
+	"SELECT id FROM booking.resources WHERE home OPERATOR(pg_catalog.=) $1 "
+	"AND waiting OPERATOR(pg_catalog.>) 0 ORDER BY id LIMIT $2",
+	2, {INT8OID, INT4OID}
+};
+
+void
+BookingWaitlistInit(void)
+{
+	DefineCustomIntVariable("booking.waitlist_offer",
+							"How long the hold lasts that the head of a waitlist is offered when seats free up.",
+							"Only superusers can change it.",
+							&booking_waitlist_offer_s,
+							900, 1, (int) (BOOKING_MAX_HOLD_USECS / USECS_PER_SEC),
+							PGC_SUSET,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+}
+
+/* Sets the count of entries; the stripes step aside while there are any. */
+static void
+SetWaiting(const BookingResource *r, int32 waiting)
+{
+	Datum		values[3] = {Int64GetDatum(r->id), Int64GetDatum(r->home), Int32GetDatum(waiting)};
+
+	(void) BookingExecute(&set_waiting_plan, values, NULL, false, 0);
+	if (r->stripes > 1 && (r->waiting > 0) != (waiting > 0))
+	{
+		values[2] = BoolGetDatum(waiting > 0 || r->guest_limit > 0);
+		(void) BookingExecute(&mark_stripes_plan, values, NULL, false, 0);
+	}
+}
+
+void
+BookingSetWaitlistSoldOut(BookingResult *res, const BookingResource *r, int32 quantity)
+{
+	BookingSetResult(res, BOOKING_SOLD_OUT, -1,
+					 "Sold out: %d %s in line for resource %lld, and seats that free up go to the line first; join it with booking.join_waitlist.",
+					 r->waiting, r->waiting == 1 ? "guest is" : "guests are", (long long) r->id);
+}
+
+/*
+ * Offers freed seats to the line of resource, whose row the caller holds:
+ * while the head's seats are free, the head becomes a hold.  Stops, leaving
+ * the line as it is, when the stripes cannot be had within timeout_ms.
+ */
+void
+BookingWaitlistServe(int64 resource, int timeout_ms, TimestampTz now)
+{
+	for (;;)
+	{
+		BookingResource r;
+		Datum		values[5];
+		int64		entry;
+		int32		quantity;
+		int64		free_left;
+		TimestampTz offered_at;
+
+		/* ours already: this re-reads the row as the last offer left it */
+		if (BookingLockResource(resource, timeout_ms, &r) != BOOKING_LOCKED || r.waiting <= 0)
+			return;
+		values[0] = Int64GetDatum(r.id);
+		values[1] = Int64GetDatum(r.home);
+		if (BookingExecute(&head_plan, values, NULL, false, 1) == 0)
+		{
+			SetWaiting(&r, 0);
+			return;
+		}
+		entry = BookingGetInt64(0, 1, NULL);
+		quantity = BookingGetInt32(0, 2, NULL);
+		if (BookingCounterTakeSeats(&r, quantity, timeout_ms, now, &free_left) != BOOKING_COUNTER_TAKEN)
+			return;
+
+		offered_at = GetCurrentTimestamp();
+		values[0] = Int64GetDatum(entry);
+		values[1] = Int64GetDatum(r.home);
+		values[2] = TimestampTzGetDatum(offered_at + (int64) booking_waitlist_offer_s * USECS_PER_SEC);
+		values[3] = TimestampTzGetDatum(offered_at);
+		values[4] = BoolGetDatum(r.guest_limit > 0);
+		(void) BookingExecute(&offer_plan, values, NULL, false, 0);
+		BookingEmitEvent("waitlist_offered", r.home, entry, "waiting", "ok");
+		SetWaiting(&r, r.waiting - 1);
+	}
+}
+
+/* An entry of r (read under its lock) left the line: the next may fit now. */
+void
+BookingWaitlistLeft(const BookingResource *r, TimestampTz now)
+{
+	SetWaiting(r, Max(r->waiting - 1, 0));
+	if (r->waiting > 1)
+		BookingWaitlistServe(r->id, booking_lock_timeout_ms, now);
+}
+
+/*
+ * hold_expire's pass over the lines of one home: serves each resource whose
+ * row is free now, so seats freed by a call that could not wait for the
+ * stripes are offered too.  Returns the lines looked at.
+ */
+int64
+BookingWaitlistServeHome(int64 home, TimestampTz now, int32 batch)
+{
+	Datum		values[2] = {Int64GetDatum(home), Int32GetDatum(batch)};
+	int			n = BookingExecute(&lines_plan, values, NULL, false, 0);
+	int64	   *ids = palloc(sizeof(int64) * Max(n, 1));
+	int64		served = 0;
+
+	for (int i = 0; i < n; i++)
+		ids[i] = BookingGetInt64(i, 1, NULL);
+	for (int i = 0; i < n; i++)
+	{
+		BookingResource r;
+
+		if (!BookingTryLockResource(ids[i], &r))
+			continue;
+		BookingWaitlistServe(ids[i], 0, now);
+		served++;
+	}
+	return served;
+}
+
+typedef struct JoinRequest
+{
+	int64		resource;
+	int64		home;
+	text	   *guest;
+	int32		quantity;
+	TimestampTz now;
+} JoinRequest;
+
+static void
+JoinBody(void *state, BookingResult *res)
+{
+	JoinRequest *req = (JoinRequest *) state;
+	BookingResource r;
+	BookingLockOutcome outcome;
+	Datum		values[5];
+	char		nulls[5] = "     ";
+	int64		free;
+	int64		entry;
+
+	outcome = BookingLockResource(req->resource, booking_lock_timeout_ms, &r);
+	if (outcome != BOOKING_LOCKED)
+	{
+		BookingSetLockOutcome(res, outcome, req->resource, booking_lock_timeout_ms);
+		return;
+	}
+	if (req->quantity > r.capacity)
+	{
+		BookingSetResult(res, BOOKING_SOLD_OUT, -1,
+						 "Resource %lld has %d %s in all; a place in line for %d could never be served.",
+						 (long long) r.id, r.capacity, r.capacity == 1 ? "seat" : "seats",
+						 req->quantity);
+		return;
+	}
+
+	values[0] = Int64GetDatum(r.id);
+	values[1] = Int64GetDatum(r.home);
+	values[2] = PointerGetDatum(req->guest);
+	if (BookingExecute(&guest_entry_plan, values, NULL, false, 1) > 0)
+	{
+		entry = BookingGetInt64(0, 1, NULL);
+		BookingSetResult(res, BOOKING_ALREADY_WAITING, entry,
+						 "This guest already waits for resource %lld (booking %lld).",
+						 (long long) r.id, (long long) entry);
+		return;
+	}
+
+	/* with nobody in line, seats that are there should be reserved */
+	if (r.waiting == 0)
+	{
+		free = BookingCounterFree(&r, booking_lock_timeout_ms, &outcome);
+		if (outcome != BOOKING_LOCKED)
+		{
+			BookingSetLockOutcome(res, outcome, r.id, booking_lock_timeout_ms);
+			return;
+		}
+		if (free < req->quantity)
+		{
+			int32		reclaimed = BookingCounterReclaim(&r, req->now);
+
+			if (reclaimed > 0)
+			{
+				free += reclaimed;
+				BookingCounterSetTaken(&r, r.capacity, (int32) (r.capacity - free));
+			}
+		}
+		if (free >= req->quantity)
+		{
+			BookingSetResult(res, BOOKING_SEATS_AVAILABLE, -1,
+							 "Resource %lld has %lld %s free; reserve instead of joining the line.",
+							 (long long) r.id, (long long) free, free == 1 ? "seat" : "seats");
+			return;
+		}
+	}
+
+	values[3] = Int32GetDatum(req->quantity);
+	if (BookingDistributed())
+		values[4] = Int64GetDatum(BookingNewId("bookings_id_seq", r.home));
+	else
+		nulls[4] = 'n';
+	(void) BookingExecute(&join_plan, values, nulls, false, 1);
+	entry = BookingGetInt64(0, 1, NULL);
+	SetWaiting(&r, r.waiting + 1);
+	BookingEmitEvent("waitlist_joined", r.home, entry, NULL, "waitlisted");
+	BookingSetResult(res, BOOKING_WAITLISTED, entry,
+					 "In line for %d %s of resource %lld, number %d; the seats are offered as a hold when they free up.",
+					 req->quantity, req->quantity == 1 ? "seat" : "seats", (long long) r.id,
+					 r.waiting + 1);
+}
+
+/*
+ * join_waitlist(resource, guest, quantity, idempotency_key)
+ */
+Datum
+booking_join_waitlist(PG_FUNCTION_ARGS)
+{
+	JoinRequest req;
+	BookingCall call;
+	char	   *key;
+
+	req.resource = BookingArgId(fcinfo, 0, "resource");
+	req.home = BookingHome(req.resource);
+	req.guest = BookingArgGuest(fcinfo, 1);
+	req.quantity = BookingArgQuantity(fcinfo, 2);
+	key = BookingArgKey(fcinfo, 3);
+	req.now = GetCurrentTimestamp();
+	if (BookingForwarding())
+		return BookingForward(fcinfo, "shard_join_waitlist", req.home, req.resource);
+
+	memset(&call, 0, sizeof(call));
+	call.key = key;
+	if (key != NULL)
+	{
+		const char *fields[3];
+
+		fields[0] = psprintf(INT64_FORMAT, req.resource);
+		fields[1] = text_to_cstring(req.guest);
+		fields[2] = psprintf("%d", req.quantity);
+		call.request = BookingRequestString("join_waitlist", 3, fields);
+	}
+	call.timeout_ms = booking_lock_timeout_ms;
+	call.resource = req.resource;
+	call.home = req.home;
+	call.now = req.now;
+	call.body = JoinBody;
+	call.state = &req;
+
+	PG_RETURN_DATUM(BookingCallDatum(fcinfo, &call));
+}
+
+BOOKING_SHARD_TWIN(join_waitlist)
