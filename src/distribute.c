@@ -4,8 +4,9 @@
  *	  cluster.  Run on the coordinator, after CREATE EXTENSION citus and
  *	  CREATE EXTENSION booking (Citus creates the extension on every node).
  *
- *	  It distributes the four tables by home, co-located, over shard_count
- *	  shards, and registers each call's twin (route.c) as a distributed
+ *	  It distributes the tables by home, co-located, over shard_count shards
+ *	  (booking.consumers, small and read everywhere, becomes a reference
+ *	  table), and registers each call's twin (route.c) as a distributed
  *	  function by home with force_delegation, so that Citus runs it on the
  *	  node that holds the shard.  It refuses tables that already hold rows:
  *	  their ids were not drawn to land in their shards (shard.c).  Running it
@@ -48,10 +49,18 @@ static const char *const twins[] = {
 	"shard_seat_member(bigint, text, integer, timestamptz, bigint, interval, bigint)",
 	"shard_reduce(bigint, integer, text, bigint)",
 	"shard_move_stay(bigint, tstzrange, text, interval, bigint)",
+	"shard_join_waitlist(bigint, text, integer, text, bigint)",
 };
 
+/* distributed by home, co-located with the first */
 static const char *const tables[] = {
-	"booking.resources", "booking.bookings", "booking.resource_stripes", "booking.idempotency_keys"
+	"booking.resources", "booking.bookings", "booking.resource_stripes", "booking.idempotency_keys",
+	"booking.events", "booking.event_heads", "booking.deliveries"
+};
+
+/* small, read on every node: a copy on each */
+static const char *const reference_tables[] = {
+	"booking.consumers"
 };
 
 /* Runs a statement; returns the first column of its first row, or NULL. */
@@ -73,6 +82,48 @@ RunBool(const char *sql)
 	char	   *v = Run(sql);
 
 	return v != NULL && strcmp(v, "t") == 0;
+}
+
+static bool
+IsDistributed(const char *table)
+{
+	return RunBool(psprintf("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition "
+							"WHERE logicalrelid OPERATOR(pg_catalog.=) '%s'::pg_catalog.regclass)",
+							table));
+}
+
+/*
+ * Distributes every table Citus does not know yet (all of them the first
+ * time; after an update, the tables the new version added).
+ */
+static int
+DistributeTables(int32 shard_count)
+{
+	int			distributed = 0;
+
+	for (int i = 0; i < (int) lengthof(tables); i++)
+	{
+		char	   *sql;
+
+		if (IsDistributed(tables[i]))
+			continue;
+		if (i == 0)
+			sql = psprintf("SELECT pg_catalog.create_distributed_table('%s', 'home', "
+						   "shard_count => %d, colocate_with => 'none')", tables[i], shard_count);
+		else
+			sql = psprintf("SELECT pg_catalog.create_distributed_table('%s', 'home', "
+						   "colocate_with => 'booking.resources')", tables[i]);
+		(void) Run(sql);
+		distributed++;
+	}
+	for (int i = 0; i < (int) lengthof(reference_tables); i++)
+	{
+		if (IsDistributed(reference_tables[i]))
+			continue;
+		(void) Run(psprintf("SELECT pg_catalog.create_reference_table('%s')", reference_tables[i]));
+		distributed++;
+	}
+	return distributed;
 }
 
 /* Registers every twin that Citus does not know as distributed yet. */
@@ -141,14 +192,16 @@ booking_distribute(PG_FUNCTION_ARGS)
 				 errmsg("the Citus cluster has no active worker"),
 				 errhint("Add one with SELECT citus_add_node(host, port), then run booking.distribute() again.")));
 
-	if (RunBool("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition "
-				"WHERE logicalrelid OPERATOR(pg_catalog.=) 'booking.resources'::pg_catalog.regclass)"))
+	if (IsDistributed("booking.resources"))
 	{
+		int			added = DistributeTables(shard_count);
+
 		registered = RegisterTwins();
 		shards = Run("SELECT pg_catalog.count(*) FROM pg_catalog.pg_dist_shard "
 					 "WHERE logicalrelid OPERATOR(pg_catalog.=) 'booking.resources'::pg_catalog.regclass");
-		message = psprintf("booking is already distributed over %s shards on %s workers%s.",
+		message = psprintf("booking is already distributed over %s shards on %s workers%s%s.",
 						   shards, workers,
+						   added > 0 ? psprintf("; %d new tables were distributed", added) : "",
 						   registered > 0 ? psprintf("; %d calls were registered again", registered) : "");
 		SPI_finish();
 		PG_RETURN_TEXT_P(cstring_to_text(message));
@@ -169,18 +222,7 @@ booking_distribute(PG_FUNCTION_ARGS)
 			   "'DROP TRIGGER IF EXISTS resources_no_orphans ON booking.resources')");
 	(void) Run("SET LOCAL citus.enable_unsafe_triggers = on");
 
-	for (int i = 0; i < (int) lengthof(tables); i++)
-	{
-		char	   *sql;
-
-		if (i == 0)
-			sql = psprintf("SELECT pg_catalog.create_distributed_table('%s', 'home', "
-						   "shard_count => %d, colocate_with => 'none')", tables[i], shard_count);
-		else
-			sql = psprintf("SELECT pg_catalog.create_distributed_table('%s', 'home', "
-						   "colocate_with => 'booking.resources')", tables[i]);
-		(void) Run(sql);
-	}
+	(void) DistributeTables(shard_count);
 	registered = RegisterTwins();
 	SPI_finish();
 

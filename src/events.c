@@ -23,21 +23,41 @@
 #include "catalog/pg_type.h"
 #include "commands/async.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/timestamp.h"
 
 #include "booking.h"
 
 #define NOTIFY_CHANNEL "booking_events"
 
+#define BOOKING_PAYLOAD \
+	"pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(" \
+	"'quantity', b.quantity, 'during', b.during, 'expires_at', b.expires_at, " \
+	"'group_id', b.group_id, 'status_before', $5, " \
+	"'status_after', CAST(b.status AS pg_catalog.text), 'code', $6))"
+
 static BookingPlan booking_event_plan = {
 	"INSERT INTO booking.events (home, id, resource_id, booking_id, guest, kind, payload, created_at) "
 	"SELECT $1, COALESCE($2, pg_catalog.nextval('booking.events_id_seq'::pg_catalog.regclass)), "
-	"b.resource_id, b.id, b.guest, $4, pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object("
-	"'quantity', b.quantity, 'during', b.during, 'expires_at', b.expires_at, "
-	"'group_id', b.group_id, 'status_before', $5, "
-	"'status_after', CAST(b.status AS pg_catalog.text), 'code', $6)), pg_catalog.clock_timestamp() "
+	"b.resource_id, b.id, b.guest, $4, " BOOKING_PAYLOAD ", pg_catalog.clock_timestamp() "
 	"FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $1 AND b.id OPERATOR(pg_catalog.=) $3",
 	6, {INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID, TEXTOID}
+};
+
+/*
+ * On Citus an INSERT that reads another distributed table is not a query of
+ * one shard, which a call running on a shard's node may not make: the row
+ * is read first, then the event written from it.
+ */
+static BookingPlan read_booking_plan = {
+	"SELECT b.resource_id, b.guest, " BOOKING_PAYLOAD " FROM booking.bookings b "
+	"WHERE b.home OPERATOR(pg_catalog.=) $1 AND b.id OPERATOR(pg_catalog.=) $3",
+	6, {INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID, TEXTOID}
+};
+static BookingPlan write_event_plan = {
+	"INSERT INTO booking.events (home, id, resource_id, booking_id, guest, kind, payload, created_at) "
+	"VALUES ($1, $2, $3, $4, $5, $6, $7, pg_catalog.clock_timestamp())",
+	7, {INT8OID, INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID, JSONBOID}
 };
 static BookingPlan resource_event_plan = {
 	"INSERT INTO booking.events (home, id, resource_id, kind, payload, created_at) "
@@ -131,10 +151,31 @@ BookingEmitEvent(const char *kind, int64 home, int64 booking, const char *status
 	else
 		nulls[4] = 'n';
 	values[5] = CStringGetTextDatum(code);
-	if (BookingExecute(&booking_event_plan, values, nulls, false, 0) != 1)
+	if (!BookingDistributed())
+	{
+		if (BookingExecute(&booking_event_plan, values, nulls, false, 0) != 1)
+			elog(ERROR, "booking %lld vanished before its %s event was written",
+				 (long long) booking, kind);
+		NotifyConsumers();
+		return;
+	}
+	if (BookingExecute(&read_booking_plan, values, nulls, false, 1) != 1)
 		elog(ERROR, "booking %lld vanished before its %s event was written",
 			 (long long) booking, kind);
-	NotifyConsumers();
+	{
+		Datum		row[7];
+		char		row_nulls[7] = "       ";
+		bool		isnull;
+
+		row[0] = values[0];
+		row[1] = values[1];
+		row[2] = Int64GetDatum(BookingGetInt64(0, 1, NULL));
+		row[3] = values[2];
+		row[4] = datumCopy(BookingGetDatum(0, 2, &isnull), false, -1);
+		row[5] = values[3];
+		row[6] = datumCopy(BookingGetDatum(0, 3, &isnull), false, -1);
+		(void) BookingExecute(&write_event_plan, row, row_nulls, false, 0);
+	}
 }
 
 /* The event of a change to the resource itself; payload is a JSON object. */
