@@ -22,6 +22,10 @@
 #   keys     reserve_seat and reserve_stay with and without an idempotency key
 #   limit    reserve_seat on sessions without a guest limit vs with one (never
 #            reached) vs the same check written by hand in PL/pgSQL
+#   events   the outbox's cost: reserve_stay over 1,000 rooms and reserve_seat
+#            on one hot session, with no consumer, with a consumer (NOTIFY is
+#            sent, nobody listens) and with a consumer whose relay LISTENs and
+#            drains the events meanwhile
 #   sellout  time to sell 2,000 seats with 64 clients, p50/p99 latency per
 #            call: single-row vs striped
 #   memory   private RSS of one backend after 100,000 calls vs after 1,000
@@ -47,7 +51,7 @@ HOT_CLIENTS=${BENCH_HOT_CLIENTS:-1 8 32 64}
 STAY_CLIENTS=${BENCH_STAY_CLIENTS:-32}
 THREADS=${BENCH_THREADS:-2}
 PLOT=${BENCH_PLOT:-docs/img/throughput.png}
-ALL="hot stays size keys limit sellout memory"
+ALL="hot stays size keys limit events sellout memory"
 scenarios=${*:-$ALL}
 for s in $scenarios; do
 	case " $ALL " in
@@ -474,6 +478,52 @@ SQL
 	fi
 	target "reserve_seat with a guest limit / PL/pgSQL limit" "$(ratio "${MED[limited]}" "${MED[plpgsql]}")" ">=" 1.00
 	reference "reserve_seat with a guest limit / without" "$(ratio "${MED[limited]}" "${MED[none]}")"
+}
+
+scenario_events() {
+	local db v
+	echo
+	echo "== events: the outbox and NOTIFY; reserve_stay over 1,000 rooms at $STAY_CLIENTS clients, reserve_seat on one hot session at $CLIENTS"
+	for db in bench_ev_none bench_ev_consumer bench_ev_listen; do
+		new_db $db
+		q -d $db >/dev/null <<'SQL'
+SELECT booking.create_resource('room ' || i, 1) FROM generate_series(1, 1000) i;
+SELECT booking.create_resource('hot session', 2000000000);
+SQL
+	done
+	qa -d bench_ev_consumer -c "SELECT booking.add_consumer('relay')" >/dev/null
+	qa -d bench_ev_listen -c "SELECT booking.add_consumer('relay')" >/dev/null
+	# the relay: one session that LISTENs, and claims and acknowledges a
+	# batch every 200 ms (psql reads the notifications after each command)
+	touch "$work/relay.on"
+	( echo "LISTEN booking_events;"
+	  while [ -e "$work/relay.on" ]; do
+		echo "SELECT booking.ack_events('relay', t, a) FROM (SELECT max(lease_token) AS t, array_agg(event_id) AS a FROM booking.claim_events('relay', 10000)) c WHERE t IS NOT NULL;"
+		sleep 0.2
+	  done ) | psql -X -q -d bench_ev_listen >/dev/null 2>&1 &
+	local relay=$!
+	side_by_side "$STAY_CLIENTS" none_stay bench_ev_none "$work/wide_stay.pgb" \
+		consumer_stay bench_ev_consumer "$work/wide_stay.pgb" listen_stay bench_ev_listen "$work/wide_stay.pgb"
+	PGB_OPTS="-D hot=1001" side_by_side "$CLIENTS" none_seat bench_ev_none "$work/hot_seat.pgb" \
+		consumer_seat bench_ev_consumer "$work/hot_seat.pgb" listen_seat bench_ev_listen "$work/hot_seat.pgb"
+	rm -f "$work/relay.on"
+	wait $relay || true
+	printf "%-28s %12s %14s %14s %12s %12s\n" "" "no consumer" "consumer" "and listener" consumer/none listener/none
+	printf "%-28s %12.0f %14.0f %14.0f %12s %12s\n" "reserve_stay, $STAY_CLIENTS clients" "${MED[none_stay]}" \
+		"${MED[consumer_stay]}" "${MED[listen_stay]}" "$(ratio "${MED[consumer_stay]}" "${MED[none_stay]}")" \
+		"$(ratio "${MED[listen_stay]}" "${MED[none_stay]}")"
+	printf "%-28s %12.0f %14.0f %14.0f %12s %12s\n" "reserve_seat, $CLIENTS clients" "${MED[none_seat]}" \
+		"${MED[consumer_seat]}" "${MED[listen_seat]}" "$(ratio "${MED[consumer_seat]}" "${MED[none_seat]}")" \
+		"$(ratio "${MED[listen_seat]}" "${MED[none_seat]}")"
+	for db in bench_ev_none bench_ev_consumer bench_ev_listen; do
+		v=$(qa -d $db -c "SELECT (SELECT count(*) FROM booking.bookings) = (SELECT count(*) FROM booking.events WHERE kind = 'reserved')")
+		[ "$v" = t ] || { echo "$db: the bookings and their reserved events differ"; TARGETS+=("events: one event per booking in $db: FAIL"); }
+	done
+	echo "checked: one reserved event per booking in each database;" \
+		"the relay acknowledged $(qa -d bench_ev_listen -c "SELECT count(*) FROM booking.deliveries WHERE acked_at IS NOT NULL") events"
+	reference "events: stays, consumer without listener / none" "$(ratio "${MED[consumer_stay]}" "${MED[none_stay]}")"
+	reference "events: stays, consumer and listener / none" "$(ratio "${MED[listen_stay]}" "${MED[none_stay]}")"
+	reference "events: hot seat, consumer and listener / none" "$(ratio "${MED[listen_seat]}" "${MED[none_seat]}")"
 }
 
 # sell_once MODE ROUND: a flash sale of a fresh 2,000-seat resource.  64
