@@ -504,6 +504,12 @@ TakeCommitted(SeatRequest *req, BookingResult *res, bool *taken)
 	}
 	if (r.stripes > 1)
 		return TakeStriped(req, res, taken);
+	/* a line in the latest committed state: freed seats go to it, not to us */
+	if (r.waiting > 0)
+	{
+		BookingSetWaitlistSoldOut(res, &r, req->quantity);
+		return true;
+	}
 	if ((int64) r.taken + req->quantity > r.capacity)
 	{
 		/* no lock for a refusal, unless lapsed holds may give seats back */
@@ -513,8 +519,8 @@ TakeCommitted(SeatRequest *req, BookingResult *res, bool *taken)
 			*taken = ReclaimAndTake(req, res);
 		return true;
 	}
-	/* a guest limit, and a waitlist, are checked under the row lock */
-	if (r.guest_limit > 0 || r.waiting > 0)
+	/* a guest limit is checked under the row lock */
+	if (r.guest_limit > 0)
 	{
 		*taken = ReclaimAndTake(req, res);
 		return true;
