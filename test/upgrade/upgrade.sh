@@ -18,7 +18,8 @@
 #     reclaiming a lapsed hold), reserve_stay refused on an overlap,
 #     reserve_stay_any, cancel, confirm, a stored idempotency result replayed,
 #     hold_expire, set_stripes on an old session, move_stay, set_buffer and
-#     reduce on old rows (0.5.0), and the striped session of
+#     reduce on old rows (0.5.0), a waitlist and the events of old rows
+#     (0.6.0), and the striped session of
 #     fill--0.2.0.sql when the path went through 0.2.0.
 #
 # The path follows the upgrade scripts sql/booking--A--B.sql from version to
@@ -342,6 +343,17 @@ if [[ $filled == *" 0.1.0 "* ]]; then
 		"SELECT code, http_status FROM booking.reserve_seat(1, 'alice', 2, idempotency_key => 'upgrade-key-1')" "idempotency_mismatch|422"
 	check "an old stored refusal replays too" $B \
 		"SELECT code, booking_id, replayed FROM booking.cancel(5, idempotency_key => 'upgrade-key-2')" "invalid_state|5|t"
+	check "a full old session takes a line, and a cancel of an old booking offers its seat to the line (0.6.0)" $B \
+		"SELECT code FROM booking.reserve_seat(1, 'pat', booking.seats_left(1));
+		 SELECT code, http_status FROM booking.join_waitlist(1, 'quinn');
+		 SELECT code FROM booking.cancel((SELECT min(id) FROM booking.bookings WHERE resource_id = 1 AND status = 'confirmed'));
+		 SELECT status FROM booking.bookings WHERE guest = 'quinn'" "ok;waitlisted|202;ok;pending"
+	check "the changes since the update wrote events, numbered 1, 2, ... per resource (0.6.0)" $B \
+		"SELECT booking.add_consumer('upgrade');
+		 SELECT pg_catalog.string_agg(kind, ',' ORDER BY seq DESC) FROM (SELECT kind, seq
+		   FROM booking.claim_events('upgrade', 1000) WHERE resource_id = 1 ORDER BY seq DESC LIMIT 3) t;
+		 SELECT pg_catalog.count(*) FROM booking.events GROUP BY resource_id HAVING pg_catalog.max(seq) <> pg_catalog.count(*)" \
+		"t;waitlist_offered,cancelled,waitlist_joined"
 	if [ "$(q $B "SELECT pg_catalog.to_regprocedure('booking.set_stripes(bigint,integer)') IS NOT NULL")" = t ]; then
 		check "set_stripes on an old session with 6 of 10 seats taken: ok" $B \
 			"SELECT code FROM booking.set_stripes(7, 4)" "ok"
