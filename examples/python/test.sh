@@ -3,8 +3,9 @@
 # and runs the HTTP contract check (examples/check_service.py): 50 concurrent
 # requests at a one-seat session give exactly one 201 and 49 409s, a repeated
 # Idempotency-Key replays the same body with replayed = true, and the other
-# codes map to their statuses. Run by test/run.sh; alone, it starts its own
-# cluster (see examples/lib.sh).
+# codes map to their statuses. Then it runs relay_test.sh: the outbox relay
+# (relay.py) sends each confirmation exactly once although it is killed. Run
+# by test/run.sh; alone, it starts its own cluster (see examples/lib.sh).
 set -u
 cd "$(dirname "$0")"
 . ../lib.sh
@@ -20,3 +21,7 @@ fi
 example_begin booking_example_python
 example_serve /usr/bin/python3 server.py
 example_check
+rc=$?
+# its own database, on the same cluster (PGHOST is exported)
+bash relay_test.sh || rc=1
+exit $rc
