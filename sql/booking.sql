@@ -541,6 +541,8 @@ CREATE FUNCTION booking.health()
     LANGUAGE plpgsql STABLE PARALLEL UNSAFE
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp
     AS $health$
+DECLARE
+    who text;
 BEGIN
     RETURN QUERY SELECT 'lapsed_hold_oldest_seconds'::text, NULL::text,
             COALESCE(pg_catalog.date_part('epoch', pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.min(b.expires_at)), 0)
@@ -551,13 +553,16 @@ BEGIN
         WHERE b.status OPERATOR(pg_catalog.=) 'pending' AND b.expires_at OPERATOR(pg_catalog.<=) pg_catalog.now();
     RETURN QUERY SELECT 'waitlist_length'::text, CAST(r.id AS text), CAST(r.waiting AS double precision)
         FROM booking.resources r WHERE r.waiting OPERATOR(pg_catalog.>) 0 ORDER BY r.id;
-    RETURN QUERY SELECT 'consumer_unacked'::text, d.consumer, CAST(pg_catalog.count(*) AS double precision)
-        FROM booking.deliveries d WHERE d.acked_at IS NULL GROUP BY d.consumer ORDER BY d.consumer;
-    RETURN QUERY SELECT 'consumer_oldest_unacked_seconds'::text, d.consumer,
-            pg_catalog.date_part('epoch', pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.min(e.created_at))
-        FROM booking.deliveries d JOIN booking.events e
-          ON e.home OPERATOR(pg_catalog.=) d.home AND e.id OPERATOR(pg_catalog.=) d.event_id
-        WHERE d.acked_at IS NULL GROUP BY d.consumer ORDER BY d.consumer;
+    -- every registered consumer gets its rows, 0 when it is up to date
+    FOR who IN SELECT c.name FROM booking.consumers c ORDER BY c.name LOOP
+        RETURN QUERY SELECT 'consumer_unacked'::text, who, CAST(pg_catalog.count(*) AS double precision)
+            FROM booking.deliveries d WHERE d.consumer OPERATOR(pg_catalog.=) who AND d.acked_at IS NULL;
+        RETURN QUERY SELECT 'consumer_oldest_unacked_seconds'::text, who,
+                COALESCE(pg_catalog.date_part('epoch', pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.min(e.created_at)), 0)
+            FROM booking.deliveries d JOIN booking.events e
+              ON e.home OPERATOR(pg_catalog.=) d.home AND e.id OPERATOR(pg_catalog.=) d.event_id
+            WHERE d.consumer OPERATOR(pg_catalog.=) who AND d.acked_at IS NULL;
+    END LOOP;
     RETURN QUERY SELECT 'events_unsequenced'::text, NULL::text, CAST(pg_catalog.count(*) AS double precision)
         FROM booking.events e WHERE e.seq IS NULL;
     RETURN QUERY SELECT 'idempotency_keys'::text, NULL::text, CAST(pg_catalog.count(*) AS double precision)

@@ -21,6 +21,7 @@ _PG_init(void)
 	BookingShardInit();
 	BookingCallInit();
 	BookingIdempotencyInit();
+	BookingEventsInit();
 	BookingOutboxInit();
 	BookingWaitlistInit();
 	BookingWorkerInit();

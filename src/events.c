@@ -24,6 +24,7 @@
 #include "commands/async.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 
 #include "booking.h"
@@ -72,6 +73,22 @@ static BookingPlan consumers_plan = {
 static TimestampTz consumers_read_at = 0;
 static bool consumers_exist = false;
 
+bool		booking_notify = true;
+
+void
+BookingEventsInit(void)
+{
+	DefineCustomBoolVariable("booking.notify",
+							 "Whether a transaction that wrote events sends NOTIFY booking_events while a consumer is registered.",
+							 "Notifying transactions commit one at a time; turn it off when every relay polls. "
+							 "Only superusers can change it.",
+							 &booking_notify,
+							 true,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+}
+
 const char *
 BookingStatusName(BookingStatus status)
 {
@@ -100,10 +117,11 @@ BookingStatusName(BookingStatus status)
 static void
 NotifyConsumers(void)
 {
-	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz now;
 
-	if (BookingDistributed())
+	if (!booking_notify || BookingDistributed())
 		return;
+	now = GetCurrentTimestamp();
 	if (now - consumers_read_at >= USECS_PER_SEC || now < consumers_read_at)
 	{
 		(void) BookingExecute(&consumers_plan, NULL, NULL, true, 1);

@@ -534,6 +534,7 @@ typedef struct HomeArgs
 	TimestampTz now;
 	int32		batch;			/* holds left to expire */
 	int32		keys;			/* keys left to purge */
+	int32		tend;			/* events to purge, lines to serve: the batch */
 	int64		expired;
 	int64		purged;
 } HomeArgs;
@@ -583,7 +584,7 @@ ExpireHome(void *arg)
 		ha->purged = pa.purged;
 	}
 	{
-		PurgeArgs	pa = {ha->home, ha->now, 1000, 0};
+		PurgeArgs	pa = {ha->home, ha->now, ha->tend, 0};
 
 		if (IsolationUsesXactSnapshot())
 			(void) BookingRunGuarded(TendHome, &pa);
@@ -659,7 +660,7 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 	nhomes = BookingAllHomes(&homes);
 	for (int i = 0; i < nhomes && expired < batch; i++)
 	{
-		HomeArgs	ha = {homes[i], now, (int32) (batch - expired), (int32) (batch - purged), 0, 0};
+		HomeArgs	ha = {homes[i], now, (int32) (batch - expired), (int32) (batch - purged), batch, 0, 0};
 
 		/* on Citus a shard on a node that is down is skipped, and said */
 		if (BookingDistributed())

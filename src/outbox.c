@@ -238,9 +238,11 @@ booking_drop_consumer(PG_FUNCTION_ARGS)
 
 /* Numbers the committed unnumbered events of home, unless another relay is. */
 static void
-NumberEvents(int64 home, Datum consumers, int32 batch)
+NumberEvents(int64 home, int32 batch)
 {
 	Datum		values[3];
+	Datum		consumers;
+	bool		isnull;
 	int			n;
 	int64	   *ids;
 	Datum	   *resources;
@@ -283,6 +285,14 @@ NumberEvents(int64 home, Datum consumers, int32 batch)
 	values[2] = PointerGetDatum(construct_array(seqs, nheads, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	(void) BookingExecute(&set_heads_plan, values, NULL, false, 0);
 
+	/*
+	 * The consumers, read after the rows were numbered: a consumer whose
+	 * registration committed before one of these rows did is seen here.
+	 */
+	(void) BookingExecute(&consumer_names_plan, NULL, NULL, false, 1);
+	consumers = BookingGetDatum(0, 1, &isnull);
+	if (isnull)
+		return;
 	for (int i = 0; i < n; i++)
 		resources[i] = Int64GetDatum(ids[i]);
 	values[1] = consumers;
@@ -320,6 +330,68 @@ ClaimHomes(text *consumer, int64 **homes)
 	return n;
 }
 
+/* one home's part of a claim */
+typedef struct ClaimArgs
+{
+	int64		home;
+	text	   *consumer;
+	TimestampTz now;
+	int32		left;
+	int64		token;
+	TimestampTz until;
+	int			n;				/* rows leased; SPI_tuptable holds them */
+} ClaimArgs;
+
+static void
+ClaimHome(void *arg)
+{
+	ClaimArgs  *ca = (ClaimArgs *) arg;
+	Datum		values[6];
+
+	NumberEvents(ca->home, MAX_BATCH);
+	values[0] = Int64GetDatum(ca->home);
+	values[1] = PointerGetDatum(ca->consumer);
+	values[2] = TimestampTzGetDatum(ca->now);
+	values[3] = Int32GetDatum(ca->left);
+	values[4] = Int64GetDatum(ca->token);
+	values[5] = TimestampTzGetDatum(ca->until);
+	ca->n = BookingExecute(&claim_plan, values, NULL, false, 0);
+}
+
+/*
+ * Runs one home's part; on Citus a shard whose node cannot be reached (or
+ * that is moving) is skipped and counted, as hold_expire does.
+ */
+static bool
+RunHome(BookingGuardedFn fn, void *arg, int64 home, int *skipped)
+{
+	BookingGuardOutcome outcome;
+
+	if (!BookingDistributed())
+	{
+		fn(arg);
+		return true;
+	}
+	outcome = BookingRunGuardedRemote(fn, arg, &home, 1);
+	if (outcome == BOOKING_GUARD_DONE)
+		return true;
+	if (outcome != BOOKING_GUARD_UNREACHABLE && outcome != BOOKING_GUARD_MOVED)
+		elog(ERROR, "unexpected outcome %d of a claim or an acknowledgement", (int) outcome);
+	(*skipped)++;
+	return false;
+}
+
+static void
+WarnSkipped(const char *fn, int skipped, int nhomes)
+{
+	if (skipped > 0)
+		ereport(WARNING,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("%s skipped %d of %d shards: their node cannot be reached or they are moving",
+						fn, skipped, nhomes),
+				 errdetail("Their events stay where they are; a later call gets them.")));
+}
+
 /*
  * claim_events(consumer, batch, lease): up to batch events, leased to the
  * caller until now + lease under one new lease token.
@@ -337,24 +409,17 @@ booking_claim_events(PG_FUNCTION_ARGS)
 	int			nhomes;
 	int			start;
 	int32		left;
-	Datum		consumers;
-	bool		isnull;
+	int			skipped = 0;
 
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("batch must not be null")));
-	batch = PG_GETARG_INT32(1);
+	/* NULL means the default, as everywhere in the API */
+	batch = PG_ARGISNULL(1) ? 100 : PG_GETARG_INT32(1);
 	if (batch < 1 || batch > MAX_BATCH)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("batch must be between 1 and %d", MAX_BATCH),
 				 errdetail("The batch given is %d.", batch)));
-	if (PG_ARGISNULL(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("lease must not be null")));
-	lease_us = BookingIntervalUsecs(PG_GETARG_INTERVAL_P(2), "lease");
+	lease_us = PG_ARGISNULL(2) ? 30 * USECS_PER_SEC :
+		BookingIntervalUsecs(PG_GETARG_INTERVAL_P(2), "lease");
 	if (lease_us <= 0 || lease_us > BOOKING_MAX_HOLD_USECS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -366,8 +431,6 @@ booking_claim_events(PG_FUNCTION_ARGS)
 	now = GetCurrentTimestamp();
 	(void) BookingExecute(&token_plan, NULL, NULL, false, 1);
 	token = BookingGetInt64(0, 1, NULL);
-	(void) BookingExecute(&consumer_names_plan, NULL, NULL, true, 1);
-	consumers = SPI_datumTransfer(BookingGetDatum(0, 1, &isnull), false, -1);
 
 	nhomes = ClaimHomes(consumer, &homes);
 	/* relays of one consumer start at different homes */
@@ -375,41 +438,49 @@ booking_claim_events(PG_FUNCTION_ARGS)
 	left = batch;
 	for (int k = 0; k < nhomes && left > 0; k++)
 	{
-		int64		home = homes[(start + k) % nhomes];
-		Datum		values[6];
-		int			n;
+		ClaimArgs	ca = {homes[(start + k) % nhomes], consumer, now, left, token, now + lease_us, 0};
 
-		NumberEvents(home, consumers, MAX_BATCH);
-		values[0] = Int64GetDatum(home);
-		values[1] = PointerGetDatum(consumer);
-		values[2] = TimestampTzGetDatum(now);
-		values[3] = Int32GetDatum(left);
-		values[4] = Int64GetDatum(token);
-		values[5] = TimestampTzGetDatum(now + lease_us);
-		n = BookingExecute(&claim_plan, values, NULL, false, 0);
-		for (int i = 0; i < n; i++)
+		if (!RunHome(ClaimHome, &ca, ca.home, &skipped))
+			continue;
+		for (int i = 0; i < ca.n; i++)
 		{
 			Datum		out[9];
 			bool		nulls[9];
 
+			/* event_id, lease_token, then the statement's other columns */
 			for (int c = 0; c < 9; c++)
 			{
-				int			col = c == 0 ? 1 : c;	/* id, token, then the rest */
-
 				if (c == 1)
 				{
 					out[1] = Int64GetDatum(token);
 					nulls[1] = false;
 					continue;
 				}
-				out[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, col, &nulls[c]);
+				out[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+									   c == 0 ? 1 : c, &nulls[c]);
 			}
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
 		}
-		left -= n;
+		left -= ca.n;
 	}
 	SPI_finish();
+	WarnSkipped("claim_events", skipped, nhomes);
 	return (Datum) 0;
+}
+
+/* one home's part of an acknowledgement */
+typedef struct AckArgs
+{
+	Datum		values[5];
+	int64		acked;
+} AckArgs;
+
+static void
+AckHome(void *arg)
+{
+	AckArgs    *aa = (AckArgs *) arg;
+
+	aa->acked = BookingExecute(&ack_plan, aa->values, NULL, false, 0);
 }
 
 /*
@@ -426,6 +497,7 @@ booking_ack_events(PG_FUNCTION_ARGS)
 	int64	   *homes;
 	int			nhomes;
 	int64		acked = 0;
+	int			skipped = 0;
 	TimestampTz now = GetCurrentTimestamp();
 
 	if (PG_ARGISNULL(1))
@@ -440,23 +512,28 @@ booking_ack_events(PG_FUNCTION_ARGS)
 	nhomes = BookingAllHomes(&homes);
 	for (int h = 0; h < nhomes; h++)
 	{
-		Datum	   *mine = palloc(sizeof(Datum) * n);
+		Datum	   *mine = palloc(sizeof(Datum) * Max(n, 1));
 		int			m = 0;
-		Datum		values[5];
+		AckArgs		aa;
 
+		/* on Citus an event id tells its home, as a booking id does */
 		for (int i = 0; i < n; i++)
 			if (!BookingDistributed() || BookingHome(DatumGetInt64(events[i])) == homes[h])
 				mine[m++] = events[i];
 		if (m == 0)
 			continue;
-		values[0] = Int64GetDatum(homes[h]);
-		values[1] = PointerGetDatum(consumer);
-		values[2] = Int64GetDatum(token);
-		values[3] = TimestampTzGetDatum(now);
-		values[4] = PointerGetDatum(construct_array(mine, m, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-		acked += BookingExecute(&ack_plan, values, NULL, false, 0);
+		aa.values[0] = Int64GetDatum(homes[h]);
+		aa.values[1] = PointerGetDatum(consumer);
+		aa.values[2] = Int64GetDatum(token);
+		aa.values[3] = TimestampTzGetDatum(now);
+		aa.values[4] = PointerGetDatum(construct_array(mine, m, INT8OID, 8, FLOAT8PASSBYVAL,
+													   TYPALIGN_DOUBLE));
+		aa.acked = 0;
+		if (RunHome(AckHome, &aa, homes[h], &skipped))
+			acked += aa.acked;
 	}
 	SPI_finish();
+	WarnSkipped("ack_events", skipped, nhomes);
 	PG_RETURN_INT32((int32) acked);
 }
 

@@ -236,8 +236,8 @@ SetCapacityBody(void *state, BookingResult *res)
 				 r.capacity, req->capacity, version);
 		BookingEmitResourceEvent("capacity_changed", &r, payload);
 	}
-	/* seats that a larger capacity frees go to the line first */
-	if (r.waiting > 0 && req->capacity > r.capacity)
+	/* seats that a larger capacity, or reclaimed holds, free go to the line first */
+	if (r.waiting > 0)
 		BookingWaitlistServe(r.id, booking_lock_timeout_ms, req->now);
 	BookingSetResult(res, BOOKING_DONE, -1,
 					 "Resource %lld now has capacity %d (version %lld).",

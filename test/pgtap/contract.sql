@@ -237,13 +237,15 @@ LOAD 'booking';
 SELECT results_eq(
     $$SELECT name, boot_val, unit FROM pg_catalog.pg_settings
        WHERE name IN ('booking.lock_timeout', 'booking.expire_interval', 'booking.expire_batch',
-                      'booking.idempotency_retention', 'booking.event_retention', 'booking.waitlist_offer')
+                      'booking.idempotency_retention', 'booking.event_retention', 'booking.waitlist_offer',
+                      'booking.notify')
        ORDER BY name$$,
     $$VALUES ('booking.event_retention'::text, '86400'::text, 's'::text),
              ('booking.expire_batch', '10000', NULL),
              ('booking.expire_interval', '10', 's'),
              ('booking.idempotency_retention', '86400', 's'),
              ('booking.lock_timeout', '3000', 'ms'),
+             ('booking.notify', 'on', NULL),
              ('booking.waitlist_offer', '900', 's')$$,
     'GUCs booking.lock_timeout (3s), booking.expire_interval (10s), booking.expire_batch (10000), booking.idempotency_retention (24h) exist with their defaults');
 
@@ -253,13 +255,15 @@ SELECT results_eq(
 SELECT results_eq(
     $$SELECT name, context FROM pg_catalog.pg_settings
        WHERE name IN ('booking.lock_timeout', 'booking.expire_interval', 'booking.expire_batch',
-                      'booking.idempotency_retention', 'booking.event_retention', 'booking.waitlist_offer')
+                      'booking.idempotency_retention', 'booking.event_retention', 'booking.waitlist_offer',
+                      'booking.notify')
        ORDER BY name$$,
     $$VALUES ('booking.event_retention'::text, 'superuser'::text),
              ('booking.expire_batch', 'sighup'),
              ('booking.expire_interval', 'sighup'),
              ('booking.idempotency_retention', 'superuser'),
              ('booking.lock_timeout', 'user'),
+             ('booking.notify', 'superuser'),
              ('booking.waitlist_offer', 'superuser')$$,
     'booking.idempotency_retention is superuser-only, expire_interval and expire_batch are set in postgresql.conf, lock_timeout by any user');
 
