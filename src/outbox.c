@@ -27,6 +27,8 @@
 
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -40,6 +42,8 @@ PG_FUNCTION_INFO_V1(booking_claim_events);
 PG_FUNCTION_INFO_V1(booking_ack_events);
 
 #define MAX_CONSUMER_BYTES 200
+/* advisory lock space (field 4) of a home's first numbering; see idempotency.c */
+#define BOOKING_SEQUENCER_LOCK_SPACE 5
 #define MAX_BATCH 10000
 
 int			booking_event_retention_s = 86400;
@@ -252,6 +256,18 @@ NumberEvents(int64 home, int32 batch)
 	values[0] = Int64GetDatum(home);
 	if (BookingExecute(&lock_sequencer_plan, values, NULL, false, 1) == 0)
 	{
+		LOCKTAG		tag;
+
+		/*
+		 * The home's first claim makes its sequencer row.  An insert would
+		 * wait for another relay's uncommitted insert of the same row, so
+		 * only the relay that gets this lock at once makes it; the others
+		 * skip numbering this time.
+		 */
+		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) home >> 32), (uint32) home,
+							 BOOKING_SEQUENCER_LOCK_SPACE);
+		if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+			return;
 		(void) BookingExecute(&make_sequencer_plan, values, NULL, false, 0);
 		if (BookingExecute(&lock_sequencer_plan, values, NULL, false, 1) == 0)
 			return;
@@ -358,6 +374,27 @@ ClaimHome(void *arg)
 	ca->n = BookingExecute(&claim_plan, values, NULL, false, 0);
 }
 
+/* a leased row, kept until every home was visited */
+typedef struct ClaimedRow
+{
+	HeapTuple	tuple;
+	int64		resource;
+	int64		seq;
+} ClaimedRow;
+
+static int
+CompareClaimed(const void *a, const void *b)
+{
+	const ClaimedRow *x = (const ClaimedRow *) a;
+	const ClaimedRow *y = (const ClaimedRow *) b;
+
+	if (x->resource != y->resource)
+		return x->resource < y->resource ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return 0;
+}
+
 /*
  * Runs one home's part; on Citus a shard whose node cannot be reached (or
  * that is moving) is skipped and counted, as hold_expire does.
@@ -410,6 +447,9 @@ booking_claim_events(PG_FUNCTION_ARGS)
 	int			start;
 	int32		left;
 	int			skipped = 0;
+	ClaimedRow *rows = NULL;
+	int			nrows = 0;
+	TupleDesc	desc = NULL;
 
 	/* NULL means the default, as everywhere in the API */
 	batch = PG_ARGISNULL(1) ? 100 : PG_GETARG_INT32(1);
@@ -442,26 +482,40 @@ booking_claim_events(PG_FUNCTION_ARGS)
 
 		if (!RunHome(ClaimHome, &ca, ca.home, &skipped))
 			continue;
+		if (rows == NULL)
+			rows = palloc(sizeof(ClaimedRow) * batch);
 		for (int i = 0; i < ca.n; i++)
 		{
-			Datum		out[9];
-			bool		nulls[9];
+			ClaimedRow *row = &rows[nrows++];
 
-			/* event_id, lease_token, then the statement's other columns */
-			for (int c = 0; c < 9; c++)
-			{
-				if (c == 1)
-				{
-					out[1] = Int64GetDatum(token);
-					nulls[1] = false;
-					continue;
-				}
-				out[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
-									   c == 0 ? 1 : c, &nulls[c]);
-			}
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
+			row->tuple = SPI_copytuple(SPI_tuptable->vals[i]);
+			row->resource = BookingGetInt64(i, 2, NULL);
+			row->seq = BookingGetInt64(i, 3, NULL);
 		}
+		desc = SPI_tuptable->tupdesc;
 		left -= ca.n;
+	}
+
+	/* the homes' parts, each in order, merged into one order */
+	if (nrows > 1)
+		qsort(rows, nrows, sizeof(ClaimedRow), CompareClaimed);
+	for (int i = 0; i < nrows; i++)
+	{
+		Datum		out[9];
+		bool		nulls[9];
+
+		/* event_id, lease_token, then the statement's other columns */
+		for (int c = 0; c < 9; c++)
+		{
+			if (c == 1)
+			{
+				out[1] = Int64GetDatum(token);
+				nulls[1] = false;
+				continue;
+			}
+			out[c] = SPI_getbinval(rows[i].tuple, desc, c == 0 ? 1 : c, &nulls[c]);
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
 	}
 	SPI_finish();
 	WarnSkipped("claim_events", skipped, nhomes);

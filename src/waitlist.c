@@ -127,8 +127,12 @@ BookingWaitlistServe(int64 resource, int timeout_ms, TimestampTz now)
 		int64		free_left;
 		TimestampTz offered_at;
 
-		/* ours already: this re-reads the row as the last offer left it */
-		if (BookingLockResource(resource, timeout_ms, &r) != BOOKING_LOCKED || r.waiting <= 0)
+		/*
+		 * The caller holds the row: this re-reads it as the last offer left
+		 * it, through a statement, which on Citus also runs on the
+		 * coordinator (hold_expire) and not only on the shard's node.
+		 */
+		if (!BookingTryLockResource(resource, &r) || r.waiting <= 0)
 			return;
 		values[0] = Int64GetDatum(r.id);
 		values[1] = Int64GetDatum(r.home);

@@ -305,6 +305,64 @@ SELECT * FROM (VALUES
 ('shard_move_stay', 'home NULL', $$SELECT code FROM booking.shard_move_stay({b_stay}, '[2031-01-01, 2031-01-02)', NULL, NULL, NULL)$$, '22004', 'home', NULL)
 ) v WHERE to_regproc('booking.reserve_seats') IS NOT NULL;
 
+-- 0.6.0: the waitlist (join_waitlist and its twin), the outbox
+-- (add_consumer, drop_consumer, claim_events, ack_events) and health().
+-- Only errors and answers that write nothing: no consumer is registered in
+-- the fixture, so every claim and ack names an unknown one or fails on its
+-- arguments first, and drop_consumer of an unknown name removes nothing.
+INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result)
+SELECT * FROM (VALUES
+('join_waitlist', 'resource NULL', $$SELECT code FROM booking.join_waitlist(NULL, 'g')$$, '22004', 'resource', NULL),
+('join_waitlist', 'unknown resource 0', $$SELECT code || ' ' || http_status FROM booking.join_waitlist(0, 'g')$$, NULL, NULL, '^not_found 404$'),
+('join_waitlist', 'unknown resource -2^63', $$SELECT code || ' ' || http_status FROM booking.join_waitlist(-9223372036854775808, 'g')$$, NULL, NULL, '^not_found 404$'),
+('join_waitlist', 'guest NULL', $$SELECT code FROM booking.join_waitlist({seat}, NULL)$$, '22004', 'guest', NULL),
+('join_waitlist', 'guest empty', $$SELECT code FROM booking.join_waitlist({seat}, '')$$, '22023', 'guest', NULL),
+('join_waitlist', 'guest of 100 KB', $$SELECT code FROM booking.join_waitlist({seat}, repeat('g', 102400))$$, '22023', 'guest', NULL),
+('join_waitlist', 'quantity NULL', $$SELECT code FROM booking.join_waitlist({seat}, 'g', NULL)$$, '22004', 'quantity', NULL),
+('join_waitlist', 'quantity 0', $$SELECT code FROM booking.join_waitlist({seat}, 'g', 0)$$, '22023', 'quantity', NULL),
+('join_waitlist', 'quantity -2^31', $$SELECT code FROM booking.join_waitlist({seat}, 'g', -2147483648)$$, '22023', 'quantity', NULL),
+('join_waitlist', 'idempotency_key empty', $$SELECT code FROM booking.join_waitlist({seat}, 'g', 1, '')$$, '22023', 'idempotency_key', NULL),
+('join_waitlist', 'idempotency_key of 100 KB', $$SELECT code FROM booking.join_waitlist({seat}, 'g', 1, repeat('k', 102400))$$, '22023', 'idempotency_key', NULL),
+('join_waitlist', 'quantity 2^31-1 (more than the 10 seats in all)', $$SELECT code || ' ' || http_status FROM booking.join_waitlist({seat}, 'g', 2147483647)$$, NULL, NULL, '^sold_out 409$'),
+('join_waitlist', 'seats free, nobody waiting', $$SELECT code || ' ' || http_status FROM booking.join_waitlist({big}, 'g', 1)$$, NULL, NULL, '^seats_available 409$'),
+('join_waitlist', 'unknown resource 2^63-1', $$SELECT code || ' ' || http_status FROM booking.join_waitlist(9223372036854775807, 'g')$$, NULL, NULL, '^not_found 404$'),
+('shard_join_waitlist', 'home NULL', $$SELECT code FROM booking.shard_join_waitlist({seat}, 'g', 1, NULL, NULL)$$, '22004', 'home', NULL),
+('shard_join_waitlist', 'home 1', $$SELECT code FROM booking.shard_join_waitlist({seat}, 'g', 1, NULL, 1)$$, '22023', 'home', NULL),
+('shard_join_waitlist', 'quantity NULL', $$SELECT code FROM booking.shard_join_waitlist({seat}, 'g', NULL, NULL, 0)$$, '22004', 'quantity', NULL),
+('add_consumer', 'name NULL', $$SELECT booking.add_consumer(NULL)::text$$, '22004', 'name', NULL),
+('add_consumer', 'name empty', $$SELECT booking.add_consumer('')::text$$, '22023', 'name', NULL),
+('add_consumer', 'name of 201 bytes', $$SELECT booking.add_consumer(repeat('c', 201))::text$$, '22023', 'name', NULL),
+('add_consumer', 'name of 100 KB', $$SELECT booking.add_consumer(repeat('c', 102400))::text$$, '22023', 'name', NULL),
+('drop_consumer', 'name NULL', $$SELECT booking.drop_consumer(NULL)::text$$, '22004', 'name', NULL),
+('drop_consumer', 'name empty', $$SELECT booking.drop_consumer('')::text$$, '22023', 'name', NULL),
+('drop_consumer', 'name of 100 KB', $$SELECT booking.drop_consumer(repeat('c', 102400))::text$$, '22023', 'name', NULL),
+('drop_consumer', 'unknown name', $$SELECT booking.drop_consumer('nobody')::text$$, NULL, NULL, '^false$'),
+('claim_events', 'consumer NULL', $$SELECT count(*)::text FROM booking.claim_events(NULL)$$, '22004', 'consumer', NULL),
+('claim_events', 'consumer empty', $$SELECT count(*)::text FROM booking.claim_events('')$$, '22023', 'consumer', NULL),
+('claim_events', 'consumer of 100 KB', $$SELECT count(*)::text FROM booking.claim_events(repeat('c', 102400))$$, '22023', 'consumer', NULL),
+('claim_events', 'consumer unknown', $$SELECT count(*)::text FROM booking.claim_events('nobody')$$, '22023', 'consumer', NULL),
+('claim_events', 'batch NULL (the default) of an unknown consumer', $$SELECT count(*)::text FROM booking.claim_events('nobody', NULL)$$, '22023', 'consumer', NULL),
+('claim_events', 'batch 0', $$SELECT count(*)::text FROM booking.claim_events('nobody', 0)$$, '22023', 'batch', NULL),
+('claim_events', 'batch -2^31', $$SELECT count(*)::text FROM booking.claim_events('nobody', -2147483648)$$, '22023', 'batch', NULL),
+('claim_events', 'batch 10001', $$SELECT count(*)::text FROM booking.claim_events('nobody', 10001)$$, '22023', 'batch', NULL),
+('claim_events', 'batch 2^31-1', $$SELECT count(*)::text FROM booking.claim_events('nobody', 2147483647)$$, '22023', 'batch', NULL),
+('claim_events', 'lease NULL (the default) of an unknown consumer', $$SELECT count(*)::text FROM booking.claim_events('nobody', 1, NULL)$$, '22023', 'consumer', NULL),
+('claim_events', 'lease 0', $$SELECT count(*)::text FROM booking.claim_events('nobody', 1, '0')$$, '22023', 'lease', NULL),
+('claim_events', 'lease -1 microsecond', $$SELECT count(*)::text FROM booking.claim_events('nobody', 1, '-1 microsecond')$$, '22023', 'lease', NULL),
+('claim_events', 'lease 178,000,000 years', $$SELECT count(*)::text FROM booking.claim_events('nobody', 1, '178000000 years')$$, '22023', 'lease', NULL),
+('claim_events', 'lease -2^63 microseconds', $$SELECT count(*)::text FROM booking.claim_events('nobody', 1, '-9223372036854775808 microseconds')$$, '22023', 'lease', NULL),
+('ack_events', 'consumer NULL', $$SELECT booking.ack_events(NULL, 1, '{1}')::text$$, '22004', 'consumer', NULL),
+('ack_events', 'consumer empty', $$SELECT booking.ack_events('', 1, '{1}')::text$$, '22023', 'consumer', NULL),
+('ack_events', 'consumer unknown', $$SELECT booking.ack_events('nobody', 1, '{1}')::text$$, '22023', 'consumer', NULL),
+('ack_events', 'lease_token NULL', $$SELECT booking.ack_events('nobody', NULL, '{1}')::text$$, '22004', 'lease_token', NULL),
+('ack_events', 'events NULL', $$SELECT booking.ack_events('nobody', 1, NULL)::text$$, '22004', 'events', NULL),
+('ack_events', 'events with a NULL', $$SELECT booking.ack_events('nobody', 1, '{1,NULL}')::text$$, '22004', 'events', NULL),
+('ack_events', 'events two-dimensional', $$SELECT booking.ack_events('nobody', 1, '{{1},{2}}')::text$$, '22023', 'events', NULL),
+('ack_events', 'events of 10,001 elements', $$SELECT booking.ack_events('nobody', 1, array_fill(1::bigint, ARRAY[10001]))::text$$, '22023', 'events', NULL),
+('ack_events', 'events of 1,000,000 elements', $$SELECT booking.ack_events('nobody', 1, array_fill(1::bigint, ARRAY[1000000]))::text$$, '22023', 'events', NULL),
+('health', 'no arguments: one row per figure, never an error', $$SELECT count(*)::text FROM booking.health() WHERE value IS NOT NULL AND value >= 0$$, NULL, NULL, '^[0-9]+$')
+) v WHERE to_regproc('booking.join_waitlist') IS NOT NULL;
+
 -- every case, with the fixture's ids substituted
 CREATE FUNCTION pg_temp.hostile_run() RETURNS SETOF text LANGUAGE plpgsql AS $run$
 DECLARE

@@ -1,0 +1,398 @@
+--
+-- outbox (0.6.0): the events every state change writes, and the calls that
+-- read them: add_consumer, drop_consumer, claim_events, ack_events; health()
+--
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO, YMD';
+SET IntervalStyle = 'postgres';
+TRUNCATE booking.bookings, booking.resource_stripes, booking.resources, booking.idempotency_keys,
+    booking.events, booking.event_heads, booking.consumers, booking.deliveries RESTART IDENTITY;
+ALTER SEQUENCE booking.lease_token_seq RESTART;
+
+-- the events, with the volatile parts of the payload (expires_at) replaced
+-- by whether they are there
+CREATE TEMP VIEW ev AS
+SELECT e.id, e.resource_id AS res, e.booking_id AS bk, e.guest, e.kind, e.seq,
+       e.payload - 'expires_at' AS payload, e.payload ? 'expires_at' AS expiry
+FROM booking.events e ORDER BY e.id;
+-- what a failed call must leave untouched in the outbox
+CREATE TEMP VIEW outbox_written AS
+SELECT (SELECT count(*) FROM booking.events) AS events,
+       (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM booking.events_id_seq) AS event_ids_drawn,
+       (SELECT count(*) FROM booking.deliveries) AS deliveries,
+       (SELECT count(*) FILTER (WHERE acked_at IS NOT NULL) FROM booking.deliveries) AS acked,
+       (SELECT count(*) FROM booking.consumers) AS consumers;
+-- the events written since the last call of this: \gset last_event first
+SELECT 0 AS last_event \gset
+
+--
+-- programmer errors: NULL (22004) and bad arguments (22023), each naming
+-- its argument; nothing written
+--
+\set VERBOSITY terse
+SELECT booking.add_consumer(NULL);
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT booking.add_consumer('');
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT booking.add_consumer(repeat('c', 201));
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT booking.drop_consumer(NULL);
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT booking.drop_consumer('');
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT booking.drop_consumer(repeat('c', 201));
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT * FROM outbox_written;
+-- 200 bytes is allowed
+SELECT booking.add_consumer(repeat('c', 200));
+SELECT booking.drop_consumer(repeat('c', 200));
+SELECT booking.add_consumer('relay');
+-- claim_events
+SELECT * FROM booking.claim_events(NULL);
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT * FROM booking.claim_events('');
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT * FROM booking.claim_events('nobody');
+SELECT :'SQLSTATE' AS sqlstate;
+-- NULL means the default (100), as everywhere in the API
+SELECT * FROM booking.claim_events('relay', NULL);
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT * FROM booking.claim_events('relay', 0);
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT * FROM booking.claim_events('relay', -1);
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT * FROM booking.claim_events('relay', 10001);
+SELECT :'SQLSTATE' AS sqlstate;
+-- NULL means the default (30 seconds)
+SELECT * FROM booking.claim_events('relay', 100, NULL);
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT * FROM booking.claim_events('relay', 100, '0');
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT * FROM booking.claim_events('relay', 100, '-1 second');
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT * FROM booking.claim_events('relay', 100, '3661 days');
+SELECT :'SQLSTATE' AS sqlstate;
+-- the bounds are allowed
+SELECT count(*) FROM booking.claim_events('relay', 1, '1 microsecond');
+SELECT count(*) FROM booking.claim_events('relay', 10000, '3660 days');
+-- ack_events
+SELECT booking.ack_events(NULL, 1, '{1}');
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT booking.ack_events('', 1, '{1}');
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT booking.ack_events('nobody', 1, '{1}');
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT booking.ack_events('relay', NULL, '{1}');
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT booking.ack_events('relay', 1, NULL);
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT booking.ack_events('relay', 1, '{1,NULL}');
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT booking.ack_events('relay', 1, '{{1},{2}}');
+SELECT :'SQLSTATE' AS sqlstate;
+SELECT booking.ack_events('relay', 1, (SELECT array_agg(g) FROM generate_series(1, 10001) g));
+SELECT :'SQLSTATE' AS sqlstate;
+-- nothing to ack: 0, not an error
+SELECT booking.ack_events('relay', 1, '{}');
+SELECT booking.ack_events('relay', 1, (SELECT array_agg(g) FROM generate_series(1, 10000) g));
+SELECT booking.ack_events('relay', -9223372036854775808, '{-1, 9223372036854775807}');
+SELECT * FROM outbox_written;
+\set VERBOSITY default
+
+--
+-- add_consumer / drop_consumer: true when it changed something
+--
+SELECT booking.add_consumer('relay');
+SELECT booking.drop_consumer('nobody');
+SELECT name FROM booking.consumers ORDER BY name;
+
+--
+-- the event of each call: exactly one per state change, in the call's
+-- transaction; the payload copies the booking after the change
+--
+SELECT booking.create_resource('show', 10);            -- 1
+SELECT booking.create_resource('room');                -- 2
+SELECT booking.create_resource('suite');               -- 3
+SELECT booking.create_resource('doubles', 0);          -- 4: a pool
+SELECT booking.create_resource('double A', 1, 4);      -- 5
+SELECT booking.create_resource('talk', 10);            -- 6
+-- creating resources writes no event
+SELECT * FROM ev;
+
+-- reserve_seat: confirmed, then a hold
+SELECT ok, code, booking_id FROM booking.reserve_seat(1, 'ann', 2);                -- 1
+SELECT ok, code, booking_id FROM booking.reserve_seat(1, 'bob', 1, '1 hour');      -- 2
+SELECT * FROM ev WHERE id > :last_event;
+SELECT max(id) AS last_event FROM booking.events \gset
+-- confirm of the hold
+SELECT ok, code, booking_id FROM booking.confirm(2);
+SELECT * FROM ev WHERE id > :last_event;
+SELECT max(id) AS last_event FROM booking.events \gset
+-- extend_hold and extend_hold_until of a new hold
+SELECT ok, code, booking_id FROM booking.reserve_seat(1, 'cy', 1, '1 hour');       -- 3
+SELECT ok, code, booking_id FROM booking.extend_hold(3, '1 hour');
+SELECT ok, code, booking_id FROM booking.extend_hold_until(3, now() + interval '3 hours');
+SELECT * FROM ev WHERE id > :last_event;
+SELECT max(id) AS last_event FROM booking.events \gset
+-- cancel of a pending hold, and of a confirmed booking
+SELECT ok, code, booking_id FROM booking.cancel(3);
+SELECT ok, code, booking_id FROM booking.cancel(2);
+SELECT * FROM ev WHERE id > :last_event;
+SELECT max(id) AS last_event FROM booking.events \gset
+-- reduce: part, then the rest (a cancel)
+SELECT ok, code, booking_id FROM booking.reduce(1, 1);
+SELECT ok, code, booking_id FROM booking.reduce(1, 1);
+SELECT * FROM ev WHERE id > :last_event;
+SELECT max(id) AS last_event FROM booking.events \gset
+-- stays: reserve_stay, move_stay, reserve_stay_any, reserve_stays
+SELECT ok, code, booking_id FROM booking.reserve_stay(2, 'dee', '[2030-01-01, 2030-01-03)');          -- 4
+SELECT ok, code, booking_id FROM booking.move_stay(4, '[2030-01-05, 2030-01-07)');
+SELECT ok, code, booking_id FROM booking.reserve_stay_any(4, 'eve', '[2030-01-01, 2030-01-03)', '1 hour'); -- 5
+SELECT ok, code, booking_id FROM booking.reserve_stays('{2,3}', 'fay', '[2030-02-01, 2030-02-03)');   -- 6, 7
+SELECT * FROM ev WHERE id > :last_event;
+-- the group's members carry the same group_id, the group's booking id
+SELECT count(DISTINCT payload->'group_id') AS groups, bool_and(payload ? 'group_id') AS all_grouped
+FROM booking.events WHERE id > :last_event AND guest = 'fay';
+SELECT max(id) AS last_event FROM booking.events \gset
+-- reserve_seats: one reserved per member
+SELECT ok, code, booking_id FROM booking.reserve_seats('{1,6}', 'gus', '{2,3}');
+SELECT res, guest, kind, payload - 'group_id' AS payload, payload ? 'group_id' AS grouped FROM ev WHERE id > :last_event;
+SELECT max(id) AS last_event FROM booking.events \gset
+-- set_capacity: capacity_changed of the resource, no booking
+SELECT ok, code FROM booking.set_capacity(6, 12, (SELECT version FROM booking.resources WHERE id = 6));
+SELECT * FROM ev WHERE id > :last_event;
+SELECT max(id) AS last_event FROM booking.events \gset
+-- set_stripes, set_buffer, set_guest_limit change no booking: no event
+SELECT ok, code FROM booking.set_stripes(6, 2);
+SELECT ok, code FROM booking.set_buffer(2, '1 hour', '1 hour');
+SELECT ok, code FROM booking.set_guest_limit(6, 5);
+SELECT * FROM ev WHERE id > :last_event;
+
+--
+-- expiry: hold_expire writes expired per hold; confirm, extend, cancel
+-- and reduce of a lapsed hold write expired too, and a reserve that
+-- reclaims a lapsed hold writes its expired before its own reserved
+--
+-- moves every pending hold of a resource an hour into the past
+CREATE FUNCTION pg_temp.lapse(resource bigint) RETURNS bigint LANGUAGE sql AS $$
+    WITH moved AS (
+        UPDATE booking.bookings
+           SET created_at = created_at - interval '2 hours',
+               expires_at = created_at - interval '1 hour',
+               validity = tstzrange(created_at - interval '2 hours', created_at - interval '1 hour', '[)')
+         WHERE resource_id = resource AND status = 'pending'
+        RETURNING 1)
+    SELECT count(*) FROM moved
+$$;
+SELECT booking.create_resource('expiry', 3);           -- 7
+SELECT ok, code, booking_id FROM booking.reserve_seat(7, 'h1', 1, '1 hour');
+SELECT ok, code, booking_id FROM booking.reserve_seat(7, 'h2', 1, '1 hour');
+SELECT ok, code, booking_id FROM booking.reserve_seat(7, 'h3', 1, '1 hour');
+SELECT max(id) AS last_event FROM booking.events \gset
+SELECT pg_temp.lapse(7);
+SELECT ok, code, http_status FROM booking.confirm((SELECT id FROM booking.bookings WHERE guest = 'h1'));
+SELECT ok, code, http_status FROM booking.extend_hold((SELECT id FROM booking.bookings WHERE guest = 'h2'), '1 hour');
+SELECT * FROM ev WHERE id > :last_event;
+SELECT max(id) AS last_event FROM booking.events \gset
+-- a sale that needs the lapsed seat reclaims it: expired, then reserved
+SELECT ok, code FROM booking.reserve_seat(7, 'taker', 3);
+SELECT * FROM ev WHERE id > :last_event;
+SELECT max(id) AS last_event FROM booking.events \gset
+SELECT ok, code, booking_id FROM booking.cancel((SELECT id FROM booking.bookings WHERE guest = 'taker'));
+SELECT ok, code, booking_id FROM booking.reserve_seat(7, 'h4', 1, '1 hour');
+SELECT ok, code, booking_id FROM booking.reserve_seat(7, 'h5', 2, '1 hour');
+SELECT pg_temp.lapse(7);
+SELECT max(id) AS last_event FROM booking.events \gset
+SELECT booking.hold_expire();
+SELECT * FROM ev WHERE id > :last_event;
+-- nothing left to expire: no event
+SELECT booking.hold_expire();
+SELECT count(*) AS new_events FROM booking.events WHERE id > :last_event + 2;
+SELECT max(id) AS last_event FROM booking.events \gset
+
+--
+-- refusals, replays and rolled-back calls write no event
+--
+SELECT ok, code FROM booking.reserve_seat(1, 'zed', 11);                        -- sold_out
+SELECT ok, code FROM booking.reserve_seat(99, 'zed');                           -- not_found
+SELECT ok, code FROM booking.reserve_stay(2, 'zed', '[2030-01-05, 2030-01-06)'); -- unavailable
+SELECT ok, code FROM booking.confirm(1);                                        -- cancelled: invalid_state
+SELECT ok, code FROM booking.cancel(1);                                         -- invalid_state
+SELECT ok, code FROM booking.reduce(4, 1);                                      -- a stay: invalid_state
+SELECT ok, code FROM booking.extend_hold(4, '1 hour');                          -- confirmed: invalid_state
+SELECT ok, code FROM booking.set_capacity(6, 1, 0);                             -- version_conflict
+SELECT ok, code FROM booking.set_capacity(1, 0, (SELECT version FROM booking.resources WHERE id = 1)); -- capacity_below_taken
+SELECT ok, code FROM booking.move_stay(4, '[2030-02-01, 2030-02-02)');          -- onto fay's stay: unavailable
+SELECT ok, code FROM booking.reserve_stays('{2,3}', 'zed', '[2030-02-02, 2030-02-04)'); -- a group: unavailable
+SELECT ok, code FROM booking.reserve_seats('{1,7}', 'zed', '{1,4}');           -- a pass: sold_out
+SELECT * FROM ev WHERE id > :last_event;
+-- an idempotency key: the first call writes, the replay does not
+SELECT ok, code, booking_id, replayed FROM booking.reserve_seat(1, 'kay', 1, NULL, 'key-1');
+SELECT ok, code, booking_id, replayed FROM booking.reserve_seat(1, 'kay', 1, NULL, 'key-1');
+SELECT ok, code, booking_id, replayed FROM booking.cancel((SELECT id FROM booking.bookings WHERE guest = 'kay'), 'key-2');
+SELECT ok, code, booking_id, replayed FROM booking.cancel((SELECT id FROM booking.bookings WHERE guest = 'kay'), 'key-2');
+SELECT res, guest, kind FROM ev WHERE id > :last_event;
+SELECT max(id) AS last_event FROM booking.events \gset
+-- rolled back: the call's event goes with it
+BEGIN;
+SAVEPOINT s;
+SELECT ok, code FROM booking.reserve_seat(1, 'rolled', 1);
+SELECT count(*) AS inside FROM booking.events WHERE id > :last_event;
+ROLLBACK TO SAVEPOINT s;
+SELECT ok, code FROM booking.set_capacity(6, 13, (SELECT version FROM booking.resources WHERE id = 6));
+ROLLBACK TO SAVEPOINT s;
+COMMIT;
+BEGIN;
+SELECT ok, code FROM booking.reserve_seat(1, 'rolled', 1);
+ROLLBACK;
+SELECT count(*) AS after FROM booking.events WHERE id > :last_event;
+
+--
+-- claim and ack: numbering, order, batches, leases, fencing
+--
+-- nothing was numbered yet
+SELECT count(*) FILTER (WHERE seq IS NULL) AS unsequenced, count(*) AS events FROM booking.events;
+-- a batch of 5, ordered by (resource_id, seq); one token for the batch
+CREATE TEMP TABLE got AS SELECT * FROM booking.claim_events('relay', 5);
+SELECT event_id, resource_id, seq, booking_id, guest, kind FROM got;
+SELECT count(DISTINCT lease_token) AS tokens FROM got;
+-- every event is numbered now; per resource seq is 1..n with no gap, in id order
+SELECT count(*) FILTER (WHERE seq IS NULL) AS unsequenced FROM booking.events;
+SELECT resource_id, count(*) AS events, min(seq), max(seq),
+       bool_and(seq = rn) AS gap_free_in_id_order
+FROM (SELECT resource_id, seq, row_number() OVER (PARTITION BY resource_id ORDER BY id) AS rn
+      FROM booking.events) s
+GROUP BY resource_id ORDER BY resource_id;
+SELECT resource_id, last_seq FROM booking.event_heads WHERE resource_id > 0 ORDER BY resource_id;
+-- a second claim gets the next 5, not the leased ones
+CREATE TEMP TABLE got2 AS SELECT * FROM booking.claim_events('relay', 5);
+SELECT count(*) AS claimed, count(*) FILTER (WHERE event_id IN (SELECT event_id FROM got)) AS overlap,
+       count(DISTINCT lease_token) AS tokens,
+       min(lease_token) > (SELECT min(lease_token) FROM got) AS newer_token
+FROM got2;
+-- ack: wrong token 0, right token 5, again 0; the other batch's ids with
+-- this token 0
+SELECT booking.ack_events('relay', (SELECT min(lease_token) FROM got2), (SELECT array_agg(event_id) FROM got));
+SELECT booking.ack_events('relay', (SELECT min(lease_token) FROM got), (SELECT array_agg(event_id) FROM got));
+SELECT booking.ack_events('relay', (SELECT min(lease_token) FROM got), (SELECT array_agg(event_id) FROM got));
+-- ids listed twice count once
+SELECT booking.ack_events('relay', (SELECT min(lease_token) FROM got2),
+                          (SELECT array_agg(event_id) || array_agg(event_id) FROM got2));
+-- the rest, all in one batch
+CREATE TEMP TABLE got3 AS SELECT * FROM booking.claim_events('relay') WITH ORDINALITY AS c(event_id, lease_token, resource_id, seq, booking_id, guest, kind, payload, created_at, ord);
+SELECT count(*) AS claimed, (SELECT count(*) FROM booking.events) - 10 AS expected FROM got3;
+-- rows come ordered by (resource_id, seq), not by event id
+SELECT count(*) AS pairs,
+       count(*) FILTER (WHERE (resource_id, seq) > (prev_resource, prev_seq)) AS in_order,
+       count(*) FILTER (WHERE event_id < prev_event) AS id_goes_back
+FROM (SELECT event_id, resource_id, seq, lag(resource_id) OVER w AS prev_resource, lag(seq) OVER w AS prev_seq,
+             lag(event_id) OVER w AS prev_event
+      FROM got3 WINDOW w AS (ORDER BY ord)) x
+WHERE prev_resource IS NOT NULL;
+-- the leases of got3 are live: nothing to claim now
+SELECT count(*) AS live_leases_reclaimed FROM booking.claim_events('relay');
+SELECT booking.ack_events('relay', (SELECT min(lease_token) FROM got3), (SELECT array_agg(event_id) FROM got3));
+SELECT count(*) AS left_to_claim FROM booking.claim_events('relay');
+-- attempts count the claims of a delivery
+SELECT attempts, count(*) FROM booking.deliveries GROUP BY attempts ORDER BY attempts;
+
+--
+-- a lapsed lease is delivered again under a new token; the old one is fenced
+--
+SELECT ok, code FROM booking.reserve_seat(6, 'lea', 1);
+SELECT max(id) AS lea_event FROM booking.events \gset
+CREATE TEMP TABLE short AS SELECT * FROM booking.claim_events('relay', 10, '1 microsecond');
+SELECT event_id = :lea_event AS lea, kind FROM short;
+SELECT pg_sleep(0.01);
+CREATE TEMP TABLE again AS SELECT * FROM booking.claim_events('relay', 10);
+SELECT event_id = :lea_event AS lea, lease_token > (SELECT lease_token FROM short) AS new_token FROM again;
+SELECT booking.ack_events('relay', (SELECT lease_token FROM short), ARRAY[:lea_event]::bigint[]) AS old_token;
+SELECT booking.ack_events('relay', (SELECT lease_token FROM again), ARRAY[:lea_event]::bigint[]) AS new_token;
+SELECT booking.ack_events('relay', (SELECT lease_token FROM short), ARRAY[:lea_event]::bigint[]) AS old_token_after;
+SELECT attempts, acked_at IS NOT NULL AS acked FROM booking.deliveries WHERE event_id = :lea_event;
+
+--
+-- consumers: a consumer registered later gets only the events numbered
+-- after it registered; drop_consumer removes its deliveries
+--
+SELECT booking.add_consumer('late');
+SELECT count(*) AS late_gets_old FROM booking.claim_events('late');
+SELECT ok, code FROM booking.reserve_seat(6, 'mo', 1);
+SELECT max(id) AS mo_event FROM booking.events \gset
+SELECT event_id = :mo_event AS mo, kind, guest FROM booking.claim_events('late');
+-- relay gets it too
+SELECT event_id = :mo_event AS mo, kind, guest FROM booking.claim_events('relay');
+SELECT consumer, count(*) FROM booking.deliveries GROUP BY consumer ORDER BY consumer;
+SELECT booking.drop_consumer('late');
+SELECT booking.drop_consumer('late');
+SELECT consumer, count(*) FROM booking.deliveries GROUP BY consumer ORDER BY consumer;
+SELECT * FROM booking.claim_events('late');
+-- an event that committed before a consumer registered, but is numbered
+-- after: the consumer gets it (it gets every event numbered after it
+-- registered)
+SELECT ok, code FROM booking.reserve_seat(6, 'before late', 1);
+SELECT booking.add_consumer('later');
+SELECT guest, kind FROM booking.claim_events('later');
+SELECT booking.drop_consumer('later');
+-- registered again: a fresh start, nothing old
+SELECT booking.add_consumer('late');
+SELECT count(*) AS late_again FROM booking.claim_events('late');
+SELECT booking.drop_consumer('late');
+
+--
+-- health(): one row per figure; waitlist_length per resource with a line
+-- (none here), consumer figures per consumer with unacked deliveries
+--
+SELECT metric, subject, value FROM booking.health()
+WHERE metric NOT LIKE '%seconds';
+SELECT metric, subject, value >= 0 AS non_negative FROM booking.health()
+WHERE metric LIKE '%seconds';
+-- a lapsed hold shows up in lapsed_holds and its age
+SELECT ok, code FROM booking.reserve_seat(1, 'lapsing', 1, '1 hour');
+SELECT pg_temp.lapse(1);
+SELECT metric, value FROM booking.health() WHERE metric IN ('lapsed_holds');
+SELECT metric, value BETWEEN 3599 AND 3700 AS about_an_hour FROM booking.health()
+WHERE metric = 'lapsed_hold_oldest_seconds';
+-- events not numbered yet
+SELECT metric, value FROM booking.health() WHERE metric = 'events_unsequenced';
+-- keys
+SELECT metric, value FROM booking.health() WHERE metric = 'idempotency_keys';
+
+--
+-- retention: hold_expire purges events older than booking.event_retention
+-- that every consumer acked, with their deliveries; unacked ones stay
+--
+SELECT booking.hold_expire();
+SELECT ok, code FROM booking.reserve_seat(6, 'old', 1);
+-- number everything and ack all but the 'old' event
+CREATE TEMP TABLE fin AS SELECT * FROM booking.claim_events('relay', 10000);
+SELECT booking.ack_events('relay', (SELECT min(lease_token) FROM fin),
+    (SELECT array_agg(event_id) FROM fin WHERE guest IS DISTINCT FROM 'old')) = (SELECT count(*) - 1 FROM fin) AS acked_all_but_one;
+SELECT count(*) AS unacked FROM booking.deliveries WHERE acked_at IS NULL;
+-- nothing is old enough yet
+SET booking.event_retention = '1h';
+SELECT count(*) AS events_before FROM booking.events \gset
+SELECT booking.hold_expire();
+SELECT count(*) = :events_before AS none_purged FROM booking.events;
+SET booking.event_retention = '1s';
+SHOW booking.event_retention;
+-- everything is a day old now
+UPDATE booking.events SET created_at = created_at - interval '1 day';
+SELECT booking.hold_expire();
+SELECT id > 0 AS kept, guest, kind FROM booking.events ORDER BY id;
+SELECT consumer, acked_at IS NOT NULL AS acked FROM booking.deliveries;
+-- unnumbered events while no consumer exists are purged too
+SELECT booking.drop_consumer('relay');
+SELECT ok, code FROM booking.reserve_seat(6, 'nobody listens', 1);
+UPDATE booking.events SET created_at = created_at - interval '1 day';
+SELECT booking.hold_expire();
+SELECT count(*) AS events_left FROM booking.events;
+RESET booking.event_retention;
+-- the totals still add up: capacity = seats of live holds and confirmed
+-- bookings + seats left, for every seat resource
+SELECT booking.hold_expire();
+SELECT r.id, r.capacity, booking.seats_left(r.id) AS seats_left,
+       (SELECT COALESCE(sum(b.quantity), 0) FROM booking.bookings b WHERE b.resource_id = r.id
+         AND (b.status = 'confirmed' OR (b.status = 'pending' AND b.expires_at > now()))) AS blocking
+FROM booking.resources r WHERE r.id IN (1, 6, 7)   -- the seat resources
+ORDER BY r.id;
