@@ -29,6 +29,12 @@
 #   sellout  time to sell 2,000 seats with 64 clients, p50/p99 latency per
 #            call: single-row vs striped
 #   memory   private RSS of one backend after 100,000 calls vs after 1,000
+#   stats    reserve_seat on one hot session with booking.track_stats on vs
+#            off (booking.stats(), src/stats.c), at BENCH_STATS_CLIENTS
+#            clients, in BENCH_STATS_ROUNDS rounds of both in alternating
+#            order: the median of the rounds' ratios; the cluster is
+#            restarted with shared_preload_libraries = 'booking' for it, and
+#            without it afterwards
 #
 # With no argument every scenario runs.  Environment:
 #   BENCH_SECONDS      seconds per pgbench run (default 10: about 20 minutes in
@@ -36,6 +42,8 @@
 #   BENCH_CLIENTS      clients for size and keys (default 8)
 #   BENCH_HOT_CLIENTS  client counts of the hot scenario (default "1 8 32 64")
 #   BENCH_STAY_CLIENTS clients of the stays scenario (default 32)
+#   BENCH_STATS_CLIENTS clients of the stats scenario (default 8)
+#   BENCH_STATS_ROUNDS rounds of the stats scenario, each on and off (default 8)
 #   BENCH_THREADS      pgbench threads at most (default 2)
 #   BENCH_BUILD=0      use the installed extension, do not build and install
 #   BENCH_PLOT         where the plot goes (default docs/img/throughput.png)
@@ -49,9 +57,11 @@ SECONDS_PER_RUN=${BENCH_SECONDS:-10}
 CLIENTS=${BENCH_CLIENTS:-8}
 HOT_CLIENTS=${BENCH_HOT_CLIENTS:-1 8 32 64}
 STAY_CLIENTS=${BENCH_STAY_CLIENTS:-32}
+STATS_CLIENTS=${BENCH_STATS_CLIENTS:-8}
+STATS_ROUNDS=${BENCH_STATS_ROUNDS:-8}
 THREADS=${BENCH_THREADS:-2}
 PLOT=${BENCH_PLOT:-docs/img/throughput.png}
-ALL="hot stays size keys limit events sellout memory"
+ALL="hot stays size keys limit events sellout memory stats"
 scenarios=${*:-$ALL}
 for s in $scenarios; do
 	case " $ALL " in
@@ -660,6 +670,61 @@ SQL
 	target "memory: calls that raised an error" "$errors" "<=" 0
 	target "memory: private RSS after 100,000 calls / after 1,000" \
 		"$(ratio "$(get rss 100000 RssAnon:)" "$(get rss 1000 RssAnon:)")" "<=" 1.05
+}
+
+# restart_preloaded on|off: the cluster with or without booking in
+# shared_preload_libraries (the counters of booking.stats() need it)
+restart_preloaded() {
+	sed -i "/^shared_preload_libraries = 'booking'\$/d" "$BOOKING_DIR/data/postgresql.conf"
+	[ "$1" = on ] && echo "shared_preload_libraries = 'booking'" >>"$BOOKING_DIR/data/postgresql.conf"
+	runuser -u postgres -- "$BOOKING_PG_BIN/pg_ctl" -D "$BOOKING_DIR/data" -l "$BOOKING_DIR/server.log" \
+		-w -t 60 restart >/dev/null
+}
+
+scenario_stats() {
+	local hot round t r tps n counted ratios="" i
+	local -a order
+	declare -A got=()
+	echo
+	echo "== stats: reserve_seat on one hot session, booking.track_stats on vs off, $STATS_CLIENTS clients, $STATS_ROUNDS rounds"
+	restart_preloaded on
+	new_db bench_stats
+	hot=$(qa -d bench_stats -c "SELECT booking.create_resource('hot session', 2000000000)")
+	# warm-up, not timed: the first run after a restart pays for cold caches
+	PGOPTIONS="-c booking.track_stats=off" run_once bench_stats "$work/hot_seat.pgb" "$STATS_CLIENTS" -D hot="$hot" >/dev/null
+	qa -d bench_stats -c "SELECT booking.stats_reset()" >/dev/null
+	# the same session, the setting per connection; each round runs both,
+	# in alternating order (on off, off on, ...), and its ratio on/off is
+	# taken within the round, so that drift and a noisy neighbour cancel
+	for ((round = 1; round <= STATS_ROUNDS; round++)); do
+		order=(on off)
+		[ $((round % 2)) = 0 ] && order=(off on)
+		for t in "${order[@]}"; do
+			r=$(PGOPTIONS="-c booking.track_stats=$t" run_once bench_stats "$work/hot_seat.pgb" "$STATS_CLIENTS" -D hot="$hot")
+			read -r tps n <<<"$r"
+			got[$t]="${got[$t]:-} $tps"
+			got[$t@$round]=$tps
+			DONE[stats_$t]=$((${DONE[stats_$t]:-0} + n))
+		done
+		ratios="$ratios $(ratio "${got[on@$round]}" "${got[off@$round]}")"
+	done
+	for t in on off; do
+		MED[stats_$t]=$(printf "%s\n" ${got[$t]} | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+	done
+	MED[stats_ratio]=$(printf "%s\n" $ratios | sort -n | awk '{ v[NR] = $1 } END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+	echo "rounds' ratios on/off:$ratios"
+	printf "%-8s %16s %16s %24s\n" clients "on tps (median)" "off tps (median)" "on/off (median of rounds)"
+	printf "%-8s %16.0f %16.0f %24s\n" "$STATS_CLIENTS" "${MED[stats_on]}" "${MED[stats_off]}" "${MED[stats_ratio]}"
+	counted=$(qa -d bench_stats -c "SELECT coalesce(sum(calls), 0) FROM booking.stats() WHERE function = 'reserve_seat'")
+	echo "counted: $counted calls of reserve_seat; transactions run with track_stats on: ${DONE[stats_on]}, off: ${DONE[stats_off]}"
+	qa -d bench_stats -F ' ' -c "SELECT function, code, calls, round((total_ms / calls)::numeric, 3) AS mean_ms,
+		round(max_ms::numeric, 1) AS max_ms, round((lock_wait_ms / calls)::numeric, 3) AS mean_lock_wait_ms
+		FROM booking.stats() ORDER BY function, code" | sed 's/^/  stats() function code calls mean_ms max_ms mean_lock_wait_ms: /'
+	if [ "$counted" != "${DONE[stats_on]}" ]; then
+		TARGETS+=("stats: one count per call with track_stats on, none off: FAIL (counted $counted, transactions on ${DONE[stats_on]})")
+	fi
+	target "reserve_seat track_stats on / off at $STATS_CLIENTS clients" "${MED[stats_ratio]}" ">=" 0.97
+	restart_preloaded off
 }
 
 for s in $scenarios; do

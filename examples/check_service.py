@@ -12,6 +12,7 @@ Standard library only.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -246,6 +247,37 @@ finally:
     sql(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '{BUSY_APP}'")
     holder.wait(timeout=30)
 check("busy wrote nothing", sql(f"SELECT count(*) FROM booking.bookings WHERE resource_id = {locked}"), "0")
+
+# -- 7. GET /metrics: booking.stats() in Prometheus's text format ---------------
+# (only the services that serve it: EXAMPLE_METRICS=1; the counters need
+# booking in shared_preload_libraries, else the page says why it has none)
+if os.environ.get("EXAMPLE_METRICS") == "1":
+    status, body, _ = request("POST", f"/sessions/{new_session('metrics', 5)}/reserve", {"guest": "metrics"})
+    check("a reservation before GET /metrics: 201", status, 201)
+    with urllib.request.urlopen(url + "/metrics", timeout=30) as resp:
+        metrics_status, content_type, text = resp.status, resp.headers.get("Content-Type", ""), resp.read().decode()
+    check("GET /metrics: 200 in the Prometheus text format 0.0.4",
+          (metrics_status, content_type.startswith("text/plain; version=0.0.4")), (200, True))
+    samples = {line.rsplit(" ", 1)[0]: line.rsplit(" ", 1)[1]
+               for line in text.splitlines() if line and not line.startswith("#")}
+    line = 'booking_calls_total{function="reserve_seat",code="ok"}'
+    if sql("SELECT current_setting('shared_preload_libraries') ~ '(^|[ ,])booking([ ,]|$)'") == "t":
+        check(f"/metrics has {line} >= 1 after a reservation",
+              float(samples.get(line, "0")) >= 1, True)
+        check("/metrics has the time and lock-wait totals of reserve_seat ok",
+              all(f'{name}{{function="reserve_seat",code="ok"}}' in samples
+                  for name in ("booking_call_seconds_total", "booking_call_max_seconds",
+                               "booking_lock_wait_seconds_total")), True)
+    else:
+        check("/metrics without booking preloaded: no counts, and a comment that says why",
+              (line in samples, "shared_preload_libraries" in text), (False, True))
+    if sql("SELECT pg_catalog.to_regprocedure('booking.health()') IS NOT NULL") == "t":
+        check("/metrics has booking.health()'s figures (booking_idempotency_keys, booking_lapsed_holds)",
+              ("booking_idempotency_keys" in samples, "booking_lapsed_holds" in samples), (True, True))
+    check("/metrics: every sample line is a name, optional labels and a number",
+          all(re.fullmatch(r'[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? ', k + " ") and
+              re.fullmatch(r"[-+]?(\d+(\.\d*)?([eE][-+]?\d+)?|NaN|Inf)", v)
+              for k, v in samples.items()), True)
 
 print(f"# {failed} check(s) failed" if failed else "# all checks passed")
 sys.exit(1 if failed else 0)

@@ -60,8 +60,14 @@ example_begin() {
 		-c "GRANT USAGE ON SCHEMA booking TO ${EXAMPLE_DB}_app" \
 		-c "GRANT EXECUTE ON FUNCTION booking.reserve_seat(bigint, text, integer, interval, text, interval),
 		        booking.confirm(bigint, text), booking.cancel(bigint, text), booking.seats_left(bigint),
-		        booking.reduce(bigint, integer, text)
-		      TO ${EXAMPLE_DB}_app" >/dev/null || { echo "not ok - CREATE EXTENSION booking and grants"; exit 1; }
+		        booking.reduce(bigint, integer, text), booking.stats()
+		      TO ${EXAMPLE_DB}_app" \
+		-c "DO \$\$ BEGIN
+		      -- GET /metrics reads booking.health() where the extension has it
+		      IF pg_catalog.to_regprocedure('booking.health()') IS NOT NULL THEN
+		          EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION booking.health() TO %I', '${EXAMPLE_DB}_app');
+		      END IF;
+		    END \$\$" >/dev/null || { echo "not ok - CREATE EXTENSION booking and grants"; exit 1; }
 	echo "ok - database $EXAMPLE_DB with role ${EXAMPLE_DB}_app"
 }
 

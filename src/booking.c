@@ -25,5 +25,6 @@ _PG_init(void)
 	BookingOutboxInit();
 	BookingWaitlistInit();
 	BookingWorkerInit();
+	BookingStatsInit();
 	MarkGUCPrefixReserved("booking");
 }

@@ -18,6 +18,7 @@
 #include "datatype/timestamp.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "portability/instr_time.h"
 #include "storage/itemptr.h"
 #include "storage/lock.h"
 #include "utils/rangetypes.h"
@@ -52,6 +53,9 @@ typedef enum BookingCode
 	BOOKING_SEATS_AVAILABLE,
 	BOOKING_ALREADY_WAITING
 } BookingCode;
+
+/* how many codes there are: the last one above, plus one (result.c checks it) */
+#define BOOKING_NUM_CODES ((int) BOOKING_ALREADY_WAITING + 1)
 
 typedef struct BookingResult
 {
@@ -247,6 +251,20 @@ typedef struct BookingCall
 extern void BookingCallInit(void);
 extern void BookingRunCall(BookingCall *call, BookingResult *res);
 extern Datum BookingCallDatum(FunctionCallInfo fcinfo, BookingCall *call);
+
+/* stats.c: calls, times and lock waits per function and code, in shared memory */
+typedef struct BookingStatsCall
+{
+	int			slot;			/* -1: not counted */
+	instr_time	start;
+} BookingStatsCall;
+
+extern bool booking_track_stats;
+extern void BookingStatsInit(void);
+extern void BookingStatsBegin(FunctionCallInfo fcinfo, BookingStatsCall *sc);
+extern void BookingStatsEnd(BookingStatsCall *sc, BookingCode code);
+extern void BookingStatsWaitBegin(void);
+extern void BookingStatsWaitEnd(void);
 
 /* idempotency.c */
 typedef enum BookingKeyClaim

@@ -140,16 +140,20 @@ RunFrame(void *arg)
 
 /*
  * Runs a call in its own SPI connection and returns its booking.result,
- * built after SPI_finish in the caller's memory context.
+ * built after SPI_finish in the caller's memory context.  booking.stats()
+ * counts it (stats.c).
  */
 Datum
 BookingCallDatum(FunctionCallInfo fcinfo, BookingCall *call)
 {
 	BookingResult res;
+	BookingStatsCall sc;
 
+	BookingStatsBegin(fcinfo, &sc);
 	SPI_connect();
 	BookingRunCall(call, &res);
 	SPI_finish();
+	BookingStatsEnd(&sc, res.code);
 	return BookingResultDatum(fcinfo, &res);
 }
 

@@ -142,15 +142,19 @@ BookingWaitGuarded(BookingGuardedFn fn, void *arg, int timeout_ms)
 
 	if (timeout_ms <= 0)
 		return BOOKING_LOCK_BUSY;
+	/* booking.stats() counts the wait (an error ends it in the frame) */
+	BookingStatsWaitBegin();
 	if (IsolationUsesXactSnapshot())
 	{
 		fn(arg);
+		BookingStatsWaitEnd();
 		return BOOKING_LOCKED;
 	}
 
 	nestlevel = BookingPushLockTimeout(timeout_ms);
 	outcome = BookingRunGuarded(fn, arg);
 	BookingPopLockTimeout(nestlevel);
+	BookingStatsWaitEnd();
 	return LockOutcomeOf(outcome);
 }
 
@@ -169,11 +173,13 @@ BookingWaitGuardedTry(BookingTryFn fn, void *arg, int timeout_ms, bool *kept)
 	*kept = false;
 	if (timeout_ms <= 0)
 		return BOOKING_LOCK_BUSY;
+	BookingStatsWaitBegin();
 	if (!IsolationUsesXactSnapshot())
 		nestlevel = BookingPushLockTimeout(timeout_ms);
 	outcome = BookingRunGuardedTry(fn, arg, kept);
 	if (nestlevel >= 0)
 		BookingPopLockTimeout(nestlevel);
+	BookingStatsWaitEnd();
 	return LockOutcomeOf(outcome);
 }
 
@@ -205,7 +211,9 @@ BookingLockResource(int64 id, int timeout_ms, BookingResource *res)
 	{
 		/* errors go to the call frame's guard */
 		la.plan = timeout_ms <= 0 ? &nowait_lock_plan : &wait_lock_plan;
+		BookingStatsWaitBegin();
 		RunLockStatement(&la);
+		BookingStatsWaitEnd();
 		if (la.found)
 			return BOOKING_LOCKED;
 		return ResourceExists(id) ? BOOKING_LOCK_RETRY : BOOKING_LOCK_NOT_FOUND;

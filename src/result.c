@@ -39,6 +39,10 @@ static const BookingCodeInfo code_info[] = {
 	[BOOKING_ALREADY_WAITING] = {"already_waiting", 409, false},
 };
 
+/* stats.c keeps a counter per code */
+StaticAssertDecl(lengthof(code_info) == BOOKING_NUM_CODES,
+				 "BOOKING_NUM_CODES must count every code");
+
 const char *
 BookingCodeName(BookingCode code)
 {

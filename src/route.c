@@ -230,6 +230,7 @@ BookingForward(FunctionCallInfo fcinfo, const char *twin, int64 home, int64 reso
 	char	   *nulls;
 	BookingResult res;
 	ForwardArgs fa;
+	BookingStatsCall sc;
 
 	(void) get_func_signature(fcinfo->flinfo->fn_oid, &sigtypes, &nargs);
 	argtypes = palloc(sizeof(Oid) * (nargs + 1));
@@ -251,6 +252,8 @@ BookingForward(FunctionCallInfo fcinfo, const char *twin, int64 home, int64 reso
 	fa.nulls = nulls;
 	fa.res = &res;
 
+	/* counted here as the client saw it; a twin run in this backend is not counted again */
+	BookingStatsBegin(fcinfo, &sc);
 	SPI_connect();
 	switch (BookingRunGuardedRemote(RunForward, &fa, &home, 1))
 	{
@@ -271,6 +274,7 @@ BookingForward(FunctionCallInfo fcinfo, const char *twin, int64 home, int64 reso
 			break;
 	}
 	SPI_finish();
+	BookingStatsEnd(&sc, res.code);
 	if (res.code == BOOKING_RETRY)
 		BookingNoteSerializableRetry();
 	return BookingResultDatum(fcinfo, &res);

@@ -223,9 +223,11 @@ BookingStripesTakeFast(const Datum *row, const char *row_nulls, int32 stripes,
 
 	/* every stripe that has the seats is held: queue on our own stripe */
 	ta.plan = &take_wait_plan;
+	BookingStatsWaitBegin();
 	nestlevel = BookingPushLockTimeout(timeout_ms);
 	outcome = BookingRunGuardedTry(RunTakeOne, &ta, &taken);
 	BookingPopLockTimeout(nestlevel);
+	BookingStatsWaitEnd();
 	if (outcome == BOOKING_GUARD_DONE)
 	{
 		*booking_id = ta.booking_id;

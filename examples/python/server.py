@@ -12,6 +12,7 @@ retried request gets the first answer back with replayed = true.
     POST /bookings/<id>/cancel
     POST /bookings/<id>/reduce    {"quantity": 1}   give back some of its seats
     GET  /sessions/<id>           {"session": id, "seats_left": n}
+    GET  /metrics                 Prometheus text: booking.stats() and booking.health()
 
 Settings come from the environment: HOST (default 127.0.0.1), PORT (default
 8080; 0 picks a free port), POOL_SIZE (default 20) and DATABASE_URL (default
@@ -51,6 +52,20 @@ CANCEL = """SELECT code, booking_id, http_status, message, replayed
 REDUCE = """SELECT code, booking_id, http_status, message, replayed
   FROM booking.reduce(%s::bigint, %s::integer, idempotency_key => %s::text)"""
 SEATS_LEFT = "SELECT booking.seats_left(%s::bigint)"
+STATS = """SELECT function, code, calls, total_ms, max_ms, lock_wait_ms
+  FROM booking.stats() ORDER BY function, code"""
+HEALTH = "SELECT metric, subject, value FROM booking.health() ORDER BY metric, subject"
+
+# booking.stats() columns as Prometheus metrics: (name, type, help, column, scale)
+STATS_METRICS = [
+    ("booking_calls_total", "counter", "Calls of the booking API, by function and result code.", 2, 1),
+    ("booking_call_seconds_total", "counter", "Wall time of those calls.", 3, 1e-3),
+    ("booking_call_max_seconds", "gauge", "The longest of those calls since the last reset.", 4, 1e-3),
+    ("booking_lock_wait_seconds_total", "counter", "Time those calls waited for locks.", 5, 1e-3),
+]
+# the label a booking.health() subject gets, by metric
+HEALTH_LABELS = {"waitlist_length": "resource", "consumer_oldest_unacked_seconds": "consumer",
+                 "consumer_unacked": "consumer"}
 
 
 class Pool:
@@ -88,6 +103,44 @@ class Pool:
                 return
 
 
+def prom_label(value):
+    """A label value in the text format: backslash, quote and newline escaped."""
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def prom_value(value):
+    if value is None or value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "+Inf" if value > 0 else "-Inf"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def prometheus_text(stats, health, notes):
+    """booking.stats() and booking.health() rows in Prometheus's text format 0.0.4."""
+    lines = [f"# booking.stats(): {note}" for note in notes]
+    for name, kind, help_text, column, scale in STATS_METRICS:
+        lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
+        for row in stats:
+            value = row[column] if scale == 1 else row[column] * scale
+            lines.append(f'{name}{{function="{prom_label(row[0])}",code="{prom_label(row[1])}"}} '
+                         f"{prom_value(value)}")
+    if health is None:
+        lines.append("# booking.health() does not exist in this database: no health metrics")
+        health = []
+    seen = set()
+    for metric, subject, value in health:
+        name = "booking_" + re.sub(r"[^a-zA-Z0-9_]", "_", metric)
+        if name not in seen:
+            seen.add(name)
+            lines += [f"# HELP {name} booking.health() metric {metric}.", f"# TYPE {name} gauge"]
+        labels = ""
+        if subject is not None:
+            labels = f'{{{HEALTH_LABELS.get(metric, "subject")}="{prom_label(subject)}"}}'
+        lines.append(f"{name}{labels} {prom_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
 class BadRequest(Exception):
     """The request cannot be sent to the database as it is (400)."""
 
@@ -122,6 +175,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def dispatch(self, method):
         path = self.path.split("?", 1)[0]
+        if method == "GET" and path == "/metrics":
+            self.drain()
+            self.metrics()
+            return
         for route_method, pattern, name in self.ROUTES:
             match = pattern.match(path)
             if match and route_method == method:
@@ -196,6 +253,31 @@ class Handler(BaseHTTPRequestHandler):
             return 404, {"code": "not_found", "message": f"Session {session_id} does not exist."}, {}
         return 200, {"session": session_id, "seats_left": left}, {}
 
+    def metrics(self):
+        # stats() says in a NOTICE when the server does not preload booking:
+        # that sentence goes into the output as a comment
+        notes = []
+
+        def on_notice(diag):
+            notes.append(diag.message_primary)
+
+        try:
+            with pool.connection() as conn:
+                conn.add_notice_handler(on_notice)
+                try:
+                    stats = conn.execute(STATS).fetchall()
+                    try:
+                        health = conn.execute(HEALTH).fetchall()
+                    except errors.UndefinedFunction:
+                        health = None   # an extension older than health()
+                finally:
+                    conn.remove_notice_handler(on_notice)
+        except psycopg.Error as e:
+            self.log_error("database error: %s", e)
+            self.send_text(500, "# the database could not be read\n")
+            return
+        self.send_text(200, prometheus_text(stats, health, notes))
+
     # -- plumbing -----------------------------------------------------------
 
     def idempotency_key(self):
@@ -237,6 +319,14 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def send_text(self, status, text):
+        data = text.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
 

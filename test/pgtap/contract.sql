@@ -2,7 +2,7 @@
 -- argument names, defaults, return types, volatility and security settings.
 -- Run by pg_prove against a database with pgtap and booking installed.
 BEGIN;
-SELECT plan(225);
+SELECT plan(230);
 
 ------------------------------------------------------------------------------
 -- schema and types
@@ -99,8 +99,8 @@ SELECT functions_are('booking', ARRAY[
     'set_guest_limit', 'set_buffer', 'reserve_seats', 'reduce', 'move_stay',
     'shard_set_guest_limit', 'shard_set_buffer', 'shard_reserve_seats', 'shard_seat_member',
     'shard_reduce', 'shard_move_stay', 'join_waitlist', 'shard_join_waitlist',
-    'add_consumer', 'drop_consumer', 'claim_events', 'ack_events', 'health'],
-    'schema booking holds exactly the functions of the contract (the trigger function, distribute and the Citus twins)');
+    'add_consumer', 'drop_consumer', 'claim_events', 'ack_events', 'health', 'stats', 'stats_reset'],
+    'schema booking holds exactly the functions of the contract (the trigger function, distribute and the Citus twins and the statistics)');
 
 CREATE TEMP TABLE contract_fn (name text, args text, identity text, returns text, vol text)
     ON COMMIT DROP;
@@ -217,6 +217,20 @@ SELECT is(p.proconfig, ARRAY['search_path=pg_catalog, pg_temp'],
   LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
  ORDER BY f.name;
 
+-- the statistics (src/stats.c): no argument, and no table touched, so they
+-- run as the caller
+SELECT is(pg_catalog.pg_get_function_result('booking.stats()'::regprocedure),
+          'TABLE(function text, code text, calls bigint, total_ms double precision, max_ms double precision, lock_wait_ms double precision)',
+          'booking.stats() returns TABLE(function text, code text, calls bigint, total_ms, max_ms, lock_wait_ms double precision)');
+SELECT is(pg_catalog.pg_get_function_result('booking.stats_reset()'::regprocedure), 'void',
+          'booking.stats_reset() returns void');
+SELECT is((SELECT p.provolatile::text || ' ' || p.prosecdef::text FROM pg_catalog.pg_proc p
+            WHERE p.oid = 'booking.stats()'::regprocedure), 'v false',
+          'booking.stats() is volatile and runs as the caller');
+SELECT is((SELECT p.provolatile::text || ' ' || p.prosecdef::text FROM pg_catalog.pg_proc p
+            WHERE p.oid = 'booking.stats_reset()'::regprocedure), 'v false',
+          'booking.stats_reset() is volatile and runs as the caller');
+
 -- no SECURITY DEFINER function anywhere in the schema lacks a pinned search_path
 SELECT is_empty(
     $$SELECT p.oid::regprocedure::text FROM pg_catalog.pg_proc p
@@ -266,6 +280,12 @@ SELECT results_eq(
              ('booking.notify', 'superuser'),
              ('booking.waitlist_offer', 'superuser')$$,
     'booking.idempotency_retention is superuser-only, expire_interval and expire_batch are set in postgresql.conf, lock_timeout by any user');
+
+-- booking.track_stats: on by default; turning it off hides everyone's calls
+SELECT results_eq(
+    $$SELECT boot_val, context FROM pg_catalog.pg_settings WHERE name = 'booking.track_stats'$$,
+    $$VALUES ('on'::text, 'superuser'::text)$$,
+    'booking.track_stats exists, is on by default, and only a superuser may set it');
 
 SELECT * FROM finish();
 ROLLBACK;

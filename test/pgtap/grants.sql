@@ -4,7 +4,7 @@
 -- idempotency results; a role without EXECUTE cannot call anything, because
 -- no function is executable by PUBLIC.
 BEGIN;
-SELECT plan(64);
+SELECT plan(68);
 
 SET LOCAL TimeZone = 'UTC';
 
@@ -130,6 +130,15 @@ SELECT is(row(r.code, r.http_status), row('ok'::text, 200), 'app: cancel of a st
 SELECT is(booking.hold_expire(), 0::bigint, 'app: hold_expire runs (nothing lapsed)');
 SELECT is(booking.hold_expire(batch => 5), 0::bigint, 'app: hold_expire with a batch');
 
+-- statistics: the role reads them, but cannot stop the counting
+-- (on a server that does not preload booking, stats() says so in a NOTICE)
+SET LOCAL client_min_messages = warning;
+SELECT lives_ok($$SELECT pg_catalog.count(*) FROM booking.stats()$$, 'app: stats runs');
+RESET client_min_messages;
+SELECT throws_ok($$SET LOCAL booking.track_stats = off$$,
+    '42501', 'permission denied to set parameter "booking.track_stats"',
+    'app: cannot SET booking.track_stats');
+
 -- settings: the role may bound its own waits, but not change how long
 -- everyone's stored idempotency results are kept (hold_expire purges with it)
 SELECT lives_ok($$SET LOCAL booking.lock_timeout = '250ms'$$, 'app: may SET booking.lock_timeout');
@@ -206,6 +215,10 @@ SELECT throws_ok($$SELECT booking.set_stripes(1, 4)$$,
     '42501', 'permission denied for function set_stripes', 'nobody: set_stripes refused');
 SELECT throws_ok($$SELECT booking.seats_left(1)$$,
     '42501', 'permission denied for function seats_left', 'nobody: seats_left refused');
+SELECT throws_ok($$SELECT * FROM booking.stats()$$,
+    '42501', 'permission denied for function stats', 'nobody: stats refused');
+SELECT throws_ok($$SELECT booking.stats_reset()$$,
+    '42501', 'permission denied for function stats_reset', 'nobody: stats_reset refused');
 
 RESET ROLE;
 SELECT * FROM finish();

@@ -363,6 +363,19 @@ SELECT * FROM (VALUES
 ('health', 'no arguments: one row per figure, never an error', $$SELECT count(*)::text FROM booking.health() WHERE value IS NOT NULL AND value >= 0$$, NULL, NULL, '^[0-9]+$')
 ) v WHERE to_regproc('booking.join_waitlist') IS NOT NULL;
 
+-- stats() and stats_reset() take no argument: their calls check that the
+-- counters stay consistent whatever was called before them (on a server that
+-- does not preload booking both say why they count nothing, in a NOTICE
+-- below client_min_messages)
+INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result)
+SELECT * FROM (VALUES
+('stats', 'no row has zero calls', $$SELECT count(*)::text FROM booking.stats() WHERE calls < 1 OR code IS NULL OR function IS NULL$$, NULL, NULL, '^0$'),
+('stats', 'times are consistent', $$SELECT count(*)::text FROM booking.stats() WHERE NOT (total_ms >= max_ms AND max_ms >= 0 AND lock_wait_ms >= 0)$$, NULL, NULL, '^0$'),
+('stats_reset', 'after the bad calls', $$SELECT booking.stats_reset()::text$$, NULL, NULL, '^$'),
+('stats', 'after a reset: no row', $$SELECT count(*)::text FROM booking.stats()$$, NULL, NULL, '^0$'),
+('stats_reset', 'twice', $$SELECT booking.stats_reset()::text || booking.stats_reset()::text$$, NULL, NULL, '^$')
+) v WHERE to_regproc('booking.stats') IS NOT NULL;
+
 -- every case, with the fixture's ids substituted
 CREATE FUNCTION pg_temp.hostile_run() RETURNS SETOF text LANGUAGE plpgsql AS $run$
 DECLARE
