@@ -576,6 +576,32 @@ COMMENT ON FUNCTION booking.health() IS
 'figures to watch: lapsed holds not yet swept, waitlist lengths, each consumer''s unacknowledged events and their age, events not yet numbered, idempotency keys';
 
 ------------------------------------------------------------------------------
+-- statistics (src/stats.c): counters in shared memory, when booking is in
+-- shared_preload_libraries
+------------------------------------------------------------------------------
+
+CREATE FUNCTION booking.stats()
+    RETURNS TABLE(function text, code text, calls bigint, total_ms double precision,
+                  max_ms double precision, lock_wait_ms double precision)
+    AS 'MODULE_PATHNAME', 'booking_stats'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION booking.stats() IS
+'per API function and result code since the last reset: calls, their wall time, the longest, and the time they waited for locks; needs booking in shared_preload_libraries';
+
+CREATE FUNCTION booking.stats_reset()
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'booking_stats_reset'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION booking.stats_reset() IS
+'sets every counter of booking.stats() to zero, in the whole cluster; not granted to applications';
+
+-- Neither runs as its owner: they touch no table.  stats() is granted like
+-- the rest of the API (GRANT EXECUTE ... TO a monitoring or web role);
+-- stats_reset() is for superusers only (it checks), whatever is granted.
+REVOKE ALL ON FUNCTION booking.stats() FROM PUBLIC;
+REVOKE ALL ON FUNCTION booking.stats_reset() FROM PUBLIC;
+
+------------------------------------------------------------------------------
 -- scale-out on Citus (docs/scale-out.md)
 ------------------------------------------------------------------------------
 
