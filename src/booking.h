@@ -94,7 +94,7 @@ typedef struct BookingPlan
 {
 	const char *sql;
 	int			nargs;
-	Oid			argtypes[12];
+	Oid			argtypes[16];
 	SPIPlanPtr	plan;
 } BookingPlan;
 
@@ -232,6 +232,23 @@ extern BookingRowOutcome BookingRowWaitResource(int64 id, int64 home, ItemPointe
 extern int	BookingRowPeekStripes(int64 resource, int64 home, BookingStripeRow *rows, int max);
 extern BookingRowOutcome BookingRowWaitStripe(int64 resource, int32 stripe, int64 home,
 											  ItemPointer tid, TimestampTz deadline, int32 *free);
+
+/* a booking row as this transaction wrote it, for its event */
+typedef struct BookingOwnBooking
+{
+	int64		resource;
+	Datum		guest;
+	int32		quantity;
+	Datum		during;
+	bool		during_null;
+	Datum		expires_at;
+	bool		expires_null;
+	Datum		group_id;
+	bool		group_null;
+	Datum		status;			/* booking.status */
+} BookingOwnBooking;
+
+extern bool BookingRowReadOwnBooking(int64 home, int64 id, BookingOwnBooking *b);
 
 /* call.c: the frame every mutating call runs in */
 typedef void (*BookingBodyFn) (void *state, BookingResult *res);

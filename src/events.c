@@ -31,35 +31,26 @@
 
 #define NOTIFY_CHANNEL "booking_events"
 
-#define BOOKING_PAYLOAD \
-	"pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(" \
-	"'quantity', b.quantity, 'during', b.during, 'expires_at', b.expires_at, " \
-	"'group_id', b.group_id, 'status_before', $5, " \
-	"'status_after', CAST(b.status AS pg_catalog.text), 'code', $6))"
-
 static BookingPlan booking_event_plan = {
 	"INSERT INTO booking.events (home, id, resource_id, booking_id, guest, kind, payload, created_at) "
-	"SELECT $1, COALESCE($2, pg_catalog.nextval('booking.events_id_seq'::pg_catalog.regclass)), "
-	"b.resource_id, b.id, b.guest, $4, " BOOKING_PAYLOAD ", pg_catalog.clock_timestamp() "
-	"FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $1 AND b.id OPERATOR(pg_catalog.=) $3",
-	6, {INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID, TEXTOID}
+	"VALUES ($1, COALESCE($2, pg_catalog.nextval('booking.events_id_seq'::pg_catalog.regclass)), "
+	"$3, $4, $5, $6, pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object("
+	"'quantity', $7, 'during', $8, 'expires_at', $9, 'group_id', $10, 'status_before', $11, "
+	"'status_after', $12, 'code', $13)), pg_catalog.clock_timestamp())",
+	13, {INT8OID, INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID, INT4OID, TSTZRANGEOID,
+	TIMESTAMPTZOID, INT8OID, TEXTOID, TEXTOID, TEXTOID}
 };
 
 /*
- * On Citus an INSERT that reads another distributed table is not a query of
- * one shard, which a call running on a shard's node may not make: the row
- * is read first, then the event written from it.
+ * On a Citus coordinator (hold_expire) the booking's rows are elsewhere:
+ * the row is read through a statement, then the event written from it.
  */
 static BookingPlan read_booking_plan = {
-	"SELECT b.resource_id, b.guest, " BOOKING_PAYLOAD " FROM booking.bookings b "
-	"WHERE b.home OPERATOR(pg_catalog.=) $1 AND b.id OPERATOR(pg_catalog.=) $3",
-	6, {INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID, TEXTOID}
+	"SELECT b.resource_id, b.guest, b.quantity, b.during, b.expires_at, b.group_id, b.status "
+	"FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $1 AND b.id OPERATOR(pg_catalog.=) $2",
+	2, {INT8OID, INT8OID}
 };
-static BookingPlan write_event_plan = {
-	"INSERT INTO booking.events (home, id, resource_id, booking_id, guest, kind, payload, created_at) "
-	"VALUES ($1, $2, $3, $4, $5, $6, $7, pg_catalog.clock_timestamp())",
-	7, {INT8OID, INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID, JSONBOID}
-};
+
 static BookingPlan resource_event_plan = {
 	"INSERT INTO booking.events (home, id, resource_id, kind, payload, created_at) "
 	"VALUES ($1, COALESCE($2, pg_catalog.nextval('booking.events_id_seq'::pg_catalog.regclass)), "
@@ -148,52 +139,61 @@ EventId(int64 home, Datum *value, char *null)
 	}
 }
 
+/* Reads the booking through a statement (its rows are on another node). */
+static void
+ReadBookingRemote(int64 home, int64 booking, BookingOwnBooking *b)
+{
+	Datum		values[2] = {Int64GetDatum(home), Int64GetDatum(booking)};
+	bool		isnull;
+
+	if (BookingExecute(&read_booking_plan, values, NULL, false, 1) != 1)
+		elog(ERROR, "booking %lld is not there to write its event", (long long) booking);
+	b->resource = BookingGetInt64(0, 1, NULL);
+	b->guest = datumCopy(BookingGetDatum(0, 2, &isnull), false, -1);
+	b->quantity = BookingGetInt32(0, 3, NULL);
+	b->during = datumCopy(BookingGetDatum(0, 4, &b->during_null), false, -1);
+	b->expires_at = BookingGetDatum(0, 5, &b->expires_null);
+	b->group_id = BookingGetDatum(0, 6, &b->group_null);
+	b->status = BookingGetDatum(0, 7, &isnull);
+}
+
 /*
  * The event of a change to booking (in home), written after the change:
  * kind, the status the booking had before (NULL: it is new) and the code of
- * the call that changed it.
+ * the call that changed it.  The booking is read back as this transaction
+ * wrote it (rowlock.c), without an SSI predicate lock.
  */
 void
 BookingEmitEvent(const char *kind, int64 home, int64 booking, const char *status_before,
 				 const char *code)
 {
-	Datum		values[6];
-	char		nulls[6] = "      ";
+	BookingOwnBooking b;
+	Datum		values[13];
+	char		nulls[13] = "             ";
 
+	if (!BookingRowReadOwnBooking(home, booking, &b))
+		ReadBookingRemote(home, booking, &b);
 	values[0] = Int64GetDatum(home);
 	EventId(home, &values[1], &nulls[1]);
-	values[2] = Int64GetDatum(booking);
-	values[3] = CStringGetTextDatum(kind);
+	values[2] = Int64GetDatum(b.resource);
+	values[3] = Int64GetDatum(booking);
+	values[4] = b.guest;
+	values[5] = CStringGetTextDatum(kind);
+	values[6] = Int32GetDatum(b.quantity);
+	values[7] = b.during;
+	nulls[7] = b.during_null ? 'n' : ' ';
+	values[8] = b.expires_at;
+	nulls[8] = b.expires_null ? 'n' : ' ';
+	values[9] = b.group_id;
+	nulls[9] = b.group_null ? 'n' : ' ';
 	if (status_before != NULL)
-		values[4] = CStringGetTextDatum(status_before);
+		values[10] = CStringGetTextDatum(status_before);
 	else
-		nulls[4] = 'n';
-	values[5] = CStringGetTextDatum(code);
-	if (!BookingDistributed())
-	{
-		if (BookingExecute(&booking_event_plan, values, nulls, false, 0) != 1)
-			elog(ERROR, "booking %lld vanished before its %s event was written",
-				 (long long) booking, kind);
-		NotifyConsumers();
-		return;
-	}
-	if (BookingExecute(&read_booking_plan, values, nulls, false, 1) != 1)
-		elog(ERROR, "booking %lld vanished before its %s event was written",
-			 (long long) booking, kind);
-	{
-		Datum		row[7];
-		char		row_nulls[7] = "       ";
-		bool		isnull;
-
-		row[0] = values[0];
-		row[1] = values[1];
-		row[2] = Int64GetDatum(BookingGetInt64(0, 1, NULL));
-		row[3] = values[2];
-		row[4] = datumCopy(BookingGetDatum(0, 2, &isnull), false, -1);
-		row[5] = values[3];
-		row[6] = datumCopy(BookingGetDatum(0, 3, &isnull), false, -1);
-		(void) BookingExecute(&write_event_plan, row, row_nulls, false, 0);
-	}
+		nulls[10] = 'n';
+	values[11] = CStringGetTextDatum(DatumGetCString(DirectFunctionCall1(enum_out, b.status)));
+	values[12] = CStringGetTextDatum(code);
+	(void) BookingExecute(&booking_event_plan, values, nulls, false, 0);
+	NotifyConsumers();
 }
 
 /* The event of a change to the resource itself; payload is a JSON object. */
