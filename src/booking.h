@@ -449,6 +449,9 @@ extern void BookingDescribeNextSlot(char *buf, size_t len, int64 resource,
 /* events.c: the outbox rows every state change writes */
 extern bool booking_notify;
 extern void BookingEventsInit(void);
+extern void BookingEventsWorkerStarted(void);
+extern void BookingEventsWorkerStopped(int code, Datum arg);
+extern void BookingEventsAnnounce(void);
 extern const char *BookingStatusName(BookingStatus status);
 extern void BookingEmitEvent(const char *kind, int64 home, int64 booking,
 							 const char *status_before, const char *code);

@@ -10,18 +10,31 @@
  *	  read in the same statement that writes the event, so callers only say
  *	  which booking, what kind of change and the status it had before.
  *
- *	  While a consumer is registered, a transaction that wrote events also
- *	  sends NOTIFY booking_events, so relays wake without polling.
- *	  PostgreSQL folds a transaction's identical notifications into one and
- *	  drops those of a rolled-back subtransaction.  Notifying serializes the
- *	  commits that do it, so without a consumer nothing is sent; whether
- *	  one exists is read at most once a second per backend.  Takes no locks
+ *	  While a consumer is registered, relays are woken by NOTIFY
+ *	  booking_events.  PostgreSQL serializes the commits of transactions
+ *	  that notify (one lock for the whole server, held through the commit),
+ *	  which would make every booking that writes an event commit alone.  So
+ *	  when the expiry worker serves this database (booking preloaded), a
+ *	  transaction that wrote events only marks, once it has committed, that
+ *	  there is news, and wakes the worker, which sends one NOTIFY for all
+ *	  the commits since its last one (worker.c); a relay woken by it finds
+ *	  every one of them committed.  Otherwise the transaction notifies
+ *	  itself (PostgreSQL folds its identical notifications into one and
+ *	  drops those of a rolled-back subtransaction).  Whether a consumer
+ *	  exists is read at most once a second per backend.  Takes no locks
  *	  beyond the row it inserts.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "access/xact.h"
 #include "commands/async.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/guc.h"
@@ -66,6 +79,111 @@ static bool consumers_exist = false;
 
 bool		booking_notify = true;
 
+/* news for the worker to pass on: shared, when booking is preloaded */
+typedef struct EventsShared
+{
+	pg_atomic_uint32 pending;	/* a commit wrote events since the last NOTIFY */
+	pg_atomic_uint32 worker_pgprocno;	/* the worker's, +1; 0: no worker */
+	Oid			worker_database;	/* the database it serves */
+} EventsShared;
+
+static EventsShared *events_shared = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* this transaction wrote events that the worker is to announce */
+static bool news_at_commit = false;
+
+static void
+EventsShmemRequest(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(EventsShared)));
+}
+
+static void
+EventsShmemStartup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	events_shared = ShmemInitStruct("booking events", sizeof(EventsShared), &found);
+	if (!found)
+	{
+		pg_atomic_init_u32(&events_shared->pending, 0);
+		pg_atomic_init_u32(&events_shared->worker_pgprocno, 0);
+		events_shared->worker_database = InvalidOid;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* After the commit, the news is visible: tell the worker. */
+static void
+EventsXactCallback(XactEvent event, void *arg)
+{
+	uint32		procno;
+
+	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_PARALLEL_COMMIT)
+	{
+		if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+			event == XACT_EVENT_PREPARE)
+			news_at_commit = false;
+		return;
+	}
+	if (!news_at_commit)
+		return;
+	news_at_commit = false;
+	procno = pg_atomic_read_u32(&events_shared->worker_pgprocno);
+	/* only the first commit since the worker's last NOTIFY wakes it */
+	if (procno > 0 && pg_atomic_exchange_u32(&events_shared->pending, 1) == 0)
+		SetLatch(&ProcGlobal->allProcs[procno - 1].procLatch);
+}
+
+/* Whether the expiry worker announces this database's events. */
+static bool
+WorkerAnnounces(void)
+{
+	return events_shared != NULL && pg_atomic_read_u32(&events_shared->worker_pgprocno) > 0 &&
+		events_shared->worker_database == MyDatabaseId;
+}
+
+/* The worker: it announces the events of its database from now on. */
+void
+BookingEventsWorkerStarted(void)
+{
+	if (events_shared == NULL)
+		return;
+	events_shared->worker_database = MyDatabaseId;
+	pg_write_barrier();
+	pg_atomic_write_u32(&events_shared->worker_pgprocno, (uint32) MyProc->pgprocno + 1);
+	on_shmem_exit(BookingEventsWorkerStopped, (Datum) 0);
+}
+
+void
+BookingEventsWorkerStopped(int code, Datum arg)
+{
+	if (events_shared != NULL)
+		pg_atomic_write_u32(&events_shared->worker_pgprocno, 0);
+}
+
+/*
+ * The worker's turn: if a commit wrote events since the last call, one
+ * NOTIFY in a transaction of its own.  The flag is cleared first, so a
+ * commit after that raises it again and gets a NOTIFY of its own.
+ */
+void
+BookingEventsAnnounce(void)
+{
+	if (events_shared == NULL || pg_atomic_exchange_u32(&events_shared->pending, 0) == 0)
+		return;
+	StartTransactionCommand();
+	Async_Notify(NOTIFY_CHANNEL, "");
+	CommitTransactionCommand();
+}
+
 void
 BookingEventsInit(void)
 {
@@ -78,6 +196,13 @@ BookingEventsInit(void)
 							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
+	RegisterXactCallback(EventsXactCallback, NULL);
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = EventsShmemRequest;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = EventsShmemStartup;
 }
 
 const char *
@@ -100,7 +225,8 @@ BookingStatusName(BookingStatus status)
 }
 
 /*
- * NOTIFY booking_events, if a consumer can hear it.  Not on Citus: its
+ * NOTIFY booking_events (or news for the worker to announce), if a consumer
+ * can hear it.  Not on Citus: its
  * nodes commit a transaction that wrote to several of them with PREPARE
  * TRANSACTION, which a transaction that notified cannot do; relays there
  * poll (docs/events.md).
@@ -119,7 +245,11 @@ NotifyConsumers(void)
 		consumers_exist = BookingGetBool(0, 1);
 		consumers_read_at = now;
 	}
-	if (consumers_exist)
+	if (!consumers_exist)
+		return;
+	if (WorkerAnnounces())
+		news_at_commit = true;
+	else
 		Async_Notify(NOTIFY_CHANNEL, "");
 }
 

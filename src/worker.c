@@ -292,6 +292,9 @@ WorkerStep(void)
 
 	CHECK_FOR_INTERRUPTS();
 
+	/* NOTIFY booking_events for the commits that wrote events (events.c) */
+	BookingEventsAnnounce();
+
 	if (ConfigReloadPending)
 	{
 		ConfigReloadPending = false;
@@ -400,6 +403,7 @@ booking_worker_main(Datum main_arg)
 
 	worker_cxt = AllocSetContextCreate(TopMemoryContext, "booking expiry worker",
 									   ALLOCSET_DEFAULT_SIZES);
+	BookingEventsWorkerStarted();
 	MemoryContextSwitchTo(TopMemoryContext);
 
 	for (;;)

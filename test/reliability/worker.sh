@@ -7,6 +7,8 @@
 #     is created the worker comes up there within its restart interval (5 s),
 #     logs the missing extension once (same pid over several passes), and
 #     after CREATE EXTENSION expires 2 s holds (a seat and a stay) by itself.
+#     With a consumer registered, NOTIFY booking_events comes from the
+#     worker, after the commits that wrote events; none without one.
 #  2. booking.expire_interval = 0 (reloaded) stops the passes; 1s resumes.
 #  3. booking.expire_batch: 5,000 lapsed holds go in one pass with batch
 #     10,000; with batch 1,000 one pass expires exactly 1,000 and the rest
@@ -156,6 +158,27 @@ else
 fi
 wcheck "the worker gave the seats back to the counter" "SELECT taken FROM booking.resources WHERE id = $seat" 0
 check "the same worker did it" "$worker_sql" "$pid"
+
+# NOTIFY booking_events comes from the worker, once the commits that wrote
+# events are done (src/events.c): a listener that books in its own session
+# hears the worker's pid, not its own; and nothing while no consumer exists
+listen_and_book() {
+	printf '%s\n' "LISTEN booking_events;" \
+		"SELECT code FROM booking.reserve_seat($seat, 'listener', 1);" \
+		"SELECT code FROM booking.reserve_seat($seat, 'listener', 1);" \
+		"SELECT pg_sleep(1.5);" "SELECT 'me ' || pg_backend_pid();" |
+		"$REL_PGBIN/psql" -X -q -At -h "$REL_HOST" -p "$REL_PORT" -U postgres -d "$W_DB" 2>&1
+}
+out=$(listen_and_book)
+if ! echo "$out" | grep -q 'Asynchronous notification'; then pass "no NOTIFY while no consumer is registered"
+else fail "no NOTIFY while no consumer is registered"; echo "$out" | sed 's/^/#   /'; fi
+wq "SELECT booking.add_consumer('listener')" >/dev/null
+out=$(listen_and_book)
+senders=$(echo "$out" | sed -n 's/.*"booking_events" received from server process with PID \([0-9]*\).*/\1/p' | sort -u | paste -sd' ')
+if [ "$senders" = "$pid" ]; then pass "with a consumer, the listener is woken by the worker (pid $pid), not by its own commits"
+else fail "with a consumer, the listener is woken by the worker (pid $pid), not by its own commits (senders: ${senders:-none})"
+	echo "$out" | sed 's/^/#   /'; fi
+wq "SELECT booking.drop_consumer('listener')" >/dev/null
 
 ########################################################################
 # 2. expire_interval = 0 disables the passes; a reload brings them back
