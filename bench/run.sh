@@ -22,10 +22,12 @@
 #   keys     reserve_seat and reserve_stay with and without an idempotency key
 #   limit    reserve_seat on sessions without a guest limit vs with one (never
 #            reached) vs the same check written by hand in PL/pgSQL
-#   events   the outbox's cost: reserve_stay over 1,000 rooms and reserve_seat
-#            on one hot session, with no consumer, with a consumer (NOTIFY is
-#            sent, nobody listens) and with a consumer whose relay LISTENs and
-#            drains the events meanwhile
+#   events   NOTIFY's cost: reserve_stay over 1,000 rooms and reserve_seat on
+#            one hot session with no consumer, with a consumer where each
+#            transaction notifies, with a consumer where the expiry worker
+#            notifies (booking preloaded; the cluster is restarted for it),
+#            and the same with a session that LISTENs, and with a relay that
+#            LISTENs and drains the events meanwhile
 #   sellout  time to sell 2,000 seats with 64 clients, p50/p99 latency per
 #            call: single-row vs striped
 #   memory   private RSS of one backend after 100,000 calls vs after 1,000
@@ -491,49 +493,87 @@ SQL
 }
 
 scenario_events() {
-	local db v
+	local db cfg round r tps n relay
+	declare -A got=()
 	echo
 	echo "== events: the outbox and NOTIFY; reserve_stay over 1,000 rooms at $STAY_CLIENTS clients, reserve_seat on one hot session at $CLIENTS"
-	for db in bench_ev_none bench_ev_consumer bench_ev_listen; do
+	# none: no consumer; self: a consumer, and each transaction that wrote
+	# events notifies; worker: a consumer, and the expiry worker notifies
+	# (booking.database); listen: the same with a relay that LISTENs and
+	# drains meanwhile
+	for db in bench_ev_none bench_ev_self bench_ev_worker; do
 		new_db $db
 		q -d $db >/dev/null <<'SQL'
 SELECT booking.create_resource('room ' || i, 1) FROM generate_series(1, 1000) i;
 SELECT booking.create_resource('hot session', 2000000000);
 SQL
 	done
-	qa -d bench_ev_consumer -c "SELECT booking.add_consumer('relay')" >/dev/null
-	qa -d bench_ev_listen -c "SELECT booking.add_consumer('relay')" >/dev/null
+	qa -d bench_ev_self -c "SELECT booking.add_consumer('relay')" >/dev/null
+	qa -d bench_ev_worker -c "SELECT booking.add_consumer('relay')" >/dev/null
+	echo "booking.database = 'bench_ev_worker'" >>"$BOOKING_DIR/data/postgresql.conf"
+	restart_preloaded on
+	for ((n = 0; n < 100; n++)); do
+		[ "$(qa -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'booking expiry worker'")" = 1 ] && break
+		sleep 0.1
+	done
 	# the relay: one session that LISTENs, and claims and acknowledges a
 	# batch every 200 ms (psql reads the notifications after each command)
-	touch "$work/relay.on"
-	( echo "LISTEN booking_events;"
-	  while [ -e "$work/relay.on" ]; do
-		echo "SELECT booking.ack_events('relay', t, a) FROM (SELECT max(lease_token) AS t, array_agg(event_id) AS a FROM booking.claim_events('relay', 10000)) c WHERE t IS NOT NULL;"
-		sleep 0.2
-	  done ) | psql -X -q -d bench_ev_listen >/dev/null 2>&1 &
-	local relay=$!
-	side_by_side "$STAY_CLIENTS" none_stay bench_ev_none "$work/wide_stay.pgb" \
-		consumer_stay bench_ev_consumer "$work/wide_stay.pgb" listen_stay bench_ev_listen "$work/wide_stay.pgb"
-	PGB_OPTS="-D hot=1001" side_by_side "$CLIENTS" none_seat bench_ev_none "$work/hot_seat.pgb" \
-		consumer_seat bench_ev_consumer "$work/hot_seat.pgb" listen_seat bench_ev_listen "$work/hot_seat.pgb"
-	rm -f "$work/relay.on"
-	wait $relay || true
-	printf "%-28s %12s %14s %14s %12s %12s\n" "" "no consumer" "consumer" "and listener" consumer/none listener/none
-	printf "%-28s %12.0f %14.0f %14.0f %12s %12s\n" "reserve_stay, $STAY_CLIENTS clients" "${MED[none_stay]}" \
-		"${MED[consumer_stay]}" "${MED[listen_stay]}" "$(ratio "${MED[consumer_stay]}" "${MED[none_stay]}")" \
-		"$(ratio "${MED[listen_stay]}" "${MED[none_stay]}")"
-	printf "%-28s %12.0f %14.0f %14.0f %12s %12s\n" "reserve_seat, $CLIENTS clients" "${MED[none_seat]}" \
-		"${MED[consumer_seat]}" "${MED[listen_seat]}" "$(ratio "${MED[consumer_seat]}" "${MED[none_seat]}")" \
-		"$(ratio "${MED[listen_seat]}" "${MED[none_seat]}")"
-	for db in bench_ev_none bench_ev_consumer bench_ev_listen; do
+	# start_relay drain|listen: with drain, it also claims and acknowledges
+	start_relay() {
+		local step="SELECT 1;"
+		[ "$1" = drain ] && step="SELECT booking.ack_events('relay', t, a) FROM (SELECT max(lease_token) AS t, array_agg(event_id) AS a FROM booking.claim_events('relay', 10000)) c WHERE t IS NOT NULL;"
+		touch "$work/relay.on"
+		( echo "LISTEN booking_events;"
+		  while [ -e "$work/relay.on" ]; do
+			echo "$step"
+			sleep 0.2
+		  done ) | psql -X -q -d bench_ev_worker >/dev/null 2>&1 &
+		relay=$!
+	}
+	stop_relay() { rm -f "$work/relay.on"; wait "$relay" || true; }
+	for round in 1 2 3; do
+		for cfg in none self worker listen relay; do
+			db=bench_ev_$cfg
+			case $cfg in
+			listen) db=bench_ev_worker; start_relay listen ;;
+			relay) db=bench_ev_worker; start_relay drain ;;
+			esac
+			r=$(run_once $db "$work/wide_stay.pgb" "$STAY_CLIENTS")
+			read -r tps n <<<"$r"
+			got[stay_$cfg]="${got[stay_$cfg]:-} $tps"
+			r=$(run_once $db "$work/hot_seat.pgb" "$CLIENTS" -D hot=1001)
+			read -r tps n <<<"$r"
+			got[seat_$cfg]="${got[seat_$cfg]:-} $tps"
+			case $cfg in listen | relay) stop_relay ;; esac
+		done
+	done
+	for cfg in none self worker listen relay; do
+		MED[stay_$cfg]=$(printf "%s\n" ${got[stay_$cfg]} | sort -n | sed -n 2p)
+		MED[seat_$cfg]=$(printf "%s\n" ${got[seat_$cfg]} | sort -n | sed -n 2p)
+	done
+	printf "%-26s %10s %14s %14s %14s %14s\n" "" "none" "self-notify" "worker-notify" "and listener" "and relay"
+	for w in stay seat; do
+		printf "%-26s %10.0f" "$([ $w = stay ] && echo "reserve_stay, $STAY_CLIENTS clients" || echo "reserve_seat, $CLIENTS clients")" \
+			"${MED[${w}_none]}"
+		for cfg in self worker listen relay; do
+			printf " %14s" "$(printf "%.0f (%s)" "${MED[${w}_$cfg]}" "$(ratio "${MED[${w}_$cfg]}" "${MED[${w}_none]}")")"
+		done
+		echo
+	done
+	for db in bench_ev_none bench_ev_self bench_ev_worker; do
 		v=$(qa -d $db -c "SELECT (SELECT count(*) FROM booking.bookings) = (SELECT count(*) FROM booking.events WHERE kind = 'reserved')")
 		[ "$v" = t ] || { echo "$db: the bookings and their reserved events differ"; TARGETS+=("events: one event per booking in $db: FAIL"); }
 	done
 	echo "checked: one reserved event per booking in each database;" \
-		"the relay acknowledged $(qa -d bench_ev_listen -c "SELECT count(*) FROM booking.deliveries WHERE acked_at IS NOT NULL") events"
-	reference "events: stays, consumer without listener / none" "$(ratio "${MED[consumer_stay]}" "${MED[none_stay]}")"
-	reference "events: stays, consumer and listener / none" "$(ratio "${MED[listen_stay]}" "${MED[none_stay]}")"
-	reference "events: hot seat, consumer and listener / none" "$(ratio "${MED[listen_seat]}" "${MED[none_seat]}")"
+		"the relay acknowledged $(qa -d bench_ev_worker -c "SELECT count(*) FROM booking.deliveries WHERE acked_at IS NOT NULL") events"
+	sed -i "/^booking.database = 'bench_ev_worker'\$/d" "$BOOKING_DIR/data/postgresql.conf"
+	restart_preloaded off
+	reference "events: stays, transactions notify / no consumer" "$(ratio "${MED[stay_self]}" "${MED[stay_none]}")"
+	target "events: stays, worker notifies / no consumer" "$(ratio "${MED[stay_worker]}" "${MED[stay_none]}")" ">=" 0.90
+	target "events: stays, worker and a listener / no consumer" "$(ratio "${MED[stay_listen]}" "${MED[stay_none]}")" ">=" 0.90
+	reference "events: stays, worker and a draining relay / none" "$(ratio "${MED[stay_relay]}" "${MED[stay_none]}")"
+	reference "events: hot seat, worker and a listener / none" "$(ratio "${MED[seat_listen]}" "${MED[seat_none]}")"
+	reference "events: hot seat, worker and a draining relay / none" "$(ratio "${MED[seat_relay]}" "${MED[seat_none]}")"
 }
 
 # sell_once MODE ROUND: a flash sale of a fresh 2,000-seat resource.  64

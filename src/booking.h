@@ -451,7 +451,11 @@ extern bool booking_notify;
 extern void BookingEventsInit(void);
 extern void BookingEventsWorkerStarted(void);
 extern void BookingEventsWorkerStopped(int code, Datum arg);
-extern void BookingEventsAnnounce(void);
+extern bool BookingEventsAnnounce(void);
+extern bool BookingEventsPending(void);
+
+/* the shortest time between two of the worker's NOTIFYs: a busy worker is a busy core */
+#define BOOKING_NOTIFY_INTERVAL_MS 50
 extern const char *BookingStatusName(BookingStatus status);
 extern void BookingEmitEvent(const char *kind, int64 home, int64 booking,
 							 const char *status_before, const char *code);

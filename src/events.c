@@ -17,8 +17,9 @@
  *	  when the expiry worker serves this database (booking preloaded), a
  *	  transaction that wrote events only marks, once it has committed, that
  *	  there is news, and wakes the worker, which sends one NOTIFY for all
- *	  the commits since its last one (worker.c); a relay woken by it finds
- *	  every one of them committed.  Otherwise the transaction notifies
+ *	  the commits since its last one, at most one every
+ *	  BOOKING_NOTIFY_INTERVAL_MS (worker.c); a relay woken by it finds every
+ *	  one of them committed.  Otherwise the transaction notifies
  *	  itself (PostgreSQL folds its identical notifications into one and
  *	  drops those of a rolled-back subtransaction).  Whether a consumer
  *	  exists is read at most once a second per backend.  Takes no locks
@@ -174,14 +175,22 @@ BookingEventsWorkerStopped(int code, Datum arg)
  * NOTIFY in a transaction of its own.  The flag is cleared first, so a
  * commit after that raises it again and gets a NOTIFY of its own.
  */
-void
+bool
 BookingEventsAnnounce(void)
 {
 	if (events_shared == NULL || pg_atomic_exchange_u32(&events_shared->pending, 0) == 0)
-		return;
+		return false;
 	StartTransactionCommand();
 	Async_Notify(NOTIFY_CHANNEL, "");
 	CommitTransactionCommand();
+	return true;
+}
+
+/* Whether a commit wrote events since the worker's last NOTIFY. */
+bool
+BookingEventsPending(void)
+{
+	return events_shared != NULL && pg_atomic_read_u32(&events_shared->pending) != 0;
 }
 
 void

@@ -84,6 +84,7 @@ static char *state_detail = NULL;	/* the version, or the message last logged */
 static int	failed_passes = 0;	/* consecutive failed passes */
 static int	backoff_steps = 0;	/* failed passes since a success or a reload */
 static TimestampTz next_pass = 0;	/* 0: at once */
+static TimestampTz next_announce = 0;	/* the earliest the next NOTIFY may go */
 static bool in_pass = false;
 static MemoryContext worker_cxt = NULL;
 
@@ -293,7 +294,8 @@ WorkerStep(void)
 	CHECK_FOR_INTERRUPTS();
 
 	/* NOTIFY booking_events for the commits that wrote events (events.c) */
-	BookingEventsAnnounce();
+	if (GetCurrentTimestamp() >= next_announce && BookingEventsAnnounce())
+		next_announce = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), BOOKING_NOTIFY_INTERVAL_MS);
 
 	if (ConfigReloadPending)
 	{
@@ -325,6 +327,14 @@ WorkerStep(void)
 		flags |= WL_TIMEOUT;
 	}
 
+	/* news that came too soon after the last NOTIFY: wake for it in time */
+	if (BookingEventsPending())
+	{
+		long		wait = (long) TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next_announce);
+
+		timeout_ms = timeout_ms < 0 ? wait : Min(timeout_ms, wait);
+		flags |= WL_TIMEOUT;
+	}
 	(void) WaitLatch(MyLatch, flags, timeout_ms, PG_WAIT_EXTENSION);
 	ResetLatch(MyLatch);
 }
