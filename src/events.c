@@ -2,7 +2,8 @@
  * events.c
  *	  Writing the outbox: one booking.events row per state change, in the
  *	  transaction that makes the change, so a rolled-back call leaves none
- *	  and a replayed key (which changes nothing) writes none.  The row is
+ *	  and a replayed key (which changes nothing) writes none; and nothing
+ *	  while no consumer is registered (BookingEventsWanted).  The row is
  *	  written unnumbered; claim_events numbers it once it has committed
  *	  (outbox.c), which is what keeps a late commit from being skipped.
  *
@@ -39,6 +40,9 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "catalog/namespace.h"
 #include "utils/timestamp.h"
 
 #include "booking.h"
@@ -75,8 +79,46 @@ static BookingPlan consumers_plan = {
 	"SELECT EXISTS (SELECT 1 FROM booking.consumers)", 0, {0}
 };
 
-static TimestampTz consumers_read_at = 0;
+/*
+ * Whether booking.consumers has a row, as this backend last read it; read
+ * again after a relcache invalidation of the table, which add_consumer and
+ * drop_consumer send (outbox.c).
+ */
+static bool consumers_known = false;
 static bool consumers_exist = false;
+static Oid	consumers_relid = InvalidOid;
+
+static void
+ForgetConsumers(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == consumers_relid)
+		consumers_known = false;
+}
+
+/*
+ * Whether events are written: while a consumer is registered.  Nobody else
+ * could ever get them, and so a sale pays nothing for the outbox until it
+ * is used.  add_consumer waits for the booking transactions in progress and
+ * holds new ones until it commits, and a call reads this after its table
+ * locks (which take in the invalidation), so a transaction that commits
+ * after add_consumer writes its events.  On Citus, always: the nodes do
+ * not share the invalidation.
+ */
+bool
+BookingEventsWanted(void)
+{
+	if (BookingDistributed())
+		return true;
+	if (!consumers_known)
+	{
+		consumers_relid = get_relname_relid("consumers", get_namespace_oid("booking", false));
+		/* the latest committed state, whatever the isolation level */
+		(void) BookingExecuteLatest(&consumers_plan, NULL, NULL, 1);
+		consumers_exist = BookingGetBool(0, 1);
+		consumers_known = true;
+	}
+	return consumers_exist;
+}
 
 bool		booking_notify = true;
 
@@ -206,6 +248,7 @@ BookingEventsInit(void)
 							 0,
 							 NULL, NULL, NULL);
 	RegisterXactCallback(EventsXactCallback, NULL);
+	CacheRegisterRelcacheCallback(ForgetConsumers, (Datum) 0);
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 	prev_shmem_request_hook = shmem_request_hook;
@@ -243,18 +286,7 @@ BookingStatusName(BookingStatus status)
 static void
 NotifyConsumers(void)
 {
-	TimestampTz now;
-
-	if (!booking_notify || BookingDistributed())
-		return;
-	now = GetCurrentTimestamp();
-	if (now - consumers_read_at >= USECS_PER_SEC || now < consumers_read_at)
-	{
-		(void) BookingExecute(&consumers_plan, NULL, NULL, true, 1);
-		consumers_exist = BookingGetBool(0, 1);
-		consumers_read_at = now;
-	}
-	if (!consumers_exist)
+	if (!booking_notify || BookingDistributed() || !BookingEventsWanted())
 		return;
 	if (WorkerAnnounces())
 		news_at_commit = true;
@@ -310,6 +342,8 @@ BookingEmitEvent(const char *kind, int64 home, int64 booking, const char *status
 	Datum		values[13];
 	char		nulls[13] = "             ";
 
+	if (!BookingEventsWanted())
+		return;
 	if (!BookingRowReadOwnBooking(home, booking, &b))
 		ReadBookingRemote(home, booking, &b);
 	values[0] = Int64GetDatum(home);
@@ -342,6 +376,8 @@ BookingEmitResourceEvent(const char *kind, const BookingResource *r, const char 
 	Datum		values[5];
 	char		nulls[5] = "     ";
 
+	if (!BookingEventsWanted())
+		return;
 	values[0] = Int64GetDatum(r->home);
 	EventId(r->home, &values[1], &nulls[1]);
 	values[2] = Int64GetDatum(r->id);

@@ -26,12 +26,15 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "catalog/namespace.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
 #include "booking.h"
@@ -213,7 +216,16 @@ booking_add_consumer(PG_FUNCTION_ARGS)
 	bool		added;
 
 	SPI_connect();
+	/*
+	 * Events are written only while a consumer exists (events.c): wait for
+	 * the booking transactions in progress, which may have decided not to
+	 * write theirs, and hold new ones until this commits, when they learn
+	 * of the consumer through the invalidation sent below.
+	 */
+	if (!BookingDistributed())
+		(void) SPI_execute("LOCK TABLE booking.resources, booking.bookings IN SHARE MODE", false, 0);
 	added = BookingExecute(&add_plan, values, NULL, false, 1) == 1;
+	CacheInvalidateRelcacheByRelid(get_relname_relid("consumers", get_namespace_oid("booking", false)));
 	SPI_finish();
 	PG_RETURN_BOOL(added);
 }
@@ -230,6 +242,7 @@ booking_drop_consumer(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	dropped = BookingExecute(&drop_plan, values, NULL, false, 1) == 1;
+	CacheInvalidateRelcacheByRelid(get_relname_relid("consumers", get_namespace_oid("booking", false)));
 	nhomes = BookingAllHomes(&homes);
 	for (int i = 0; i < nhomes; i++)
 	{

@@ -7,6 +7,8 @@ SET DateStyle = 'ISO, YMD';
 SET IntervalStyle = 'postgres';
 TRUNCATE booking.bookings, booking.resource_stripes, booking.resources, booking.idempotency_keys,
     booking.events, booking.event_heads, booking.consumers, booking.deliveries RESTART IDENTITY;
+-- events are written while a consumer is registered
+SELECT booking.add_consumer('waitlist');
 
 -- per resource: capacity, seats left, the line's length, the seats of
 -- confirmed bookings and live holds; capacity = blocking + seats_left must
