@@ -67,7 +67,7 @@ stage_timeout() {
 	examples) echo 300 ;;
 	reliability) echo 600 ;;
 	selftest) echo 240 ;;
-	citus) echo 720 ;;
+	citus) echo 900 ;;
 	esac
 }
 
