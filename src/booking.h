@@ -458,6 +458,7 @@ extern bool BookingEventsPending(void);
 #define BOOKING_NOTIFY_INTERVAL_MS 50
 extern const char *BookingStatusName(BookingStatus status);
 extern bool BookingEventsWanted(void);
+extern void BookingEventsForget(Oid relid);
 extern void BookingEmitEvent(const char *kind, int64 home, int64 booking,
 							 const char *status_before, const char *code);
 extern void BookingEmitResourceEvent(const char *kind, const BookingResource *r,

@@ -88,8 +88,9 @@ static bool consumers_known = false;
 static bool consumers_exist = false;
 static Oid	consumers_relid = InvalidOid;
 
-static void
-ForgetConsumers(Datum arg, Oid relid)
+/* tables.c's relcache callback calls this: there are few slots for them */
+void
+BookingEventsForget(Oid relid)
 {
 	if (relid == InvalidOid || relid == consumers_relid)
 		consumers_known = false;
@@ -248,7 +249,6 @@ BookingEventsInit(void)
 							 0,
 							 NULL, NULL, NULL);
 	RegisterXactCallback(EventsXactCallback, NULL);
-	CacheRegisterRelcacheCallback(ForgetConsumers, (Datum) 0);
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 	prev_shmem_request_hook = shmem_request_hook;

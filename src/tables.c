@@ -35,9 +35,14 @@ static const char *const table_names[BOOKING_NUM_TABLES] = {
 static Oid	table_oids[BOOKING_NUM_TABLES];
 static bool table_oids_valid = false;
 
+/*
+ * One relcache callback for the extension's caches of table facts: with
+ * Citus loaded, PostgreSQL's ten callback slots run out fast.
+ */
 static void
 ForgetTables(Datum arg, Oid relid)
 {
+	BookingEventsForget(relid);
 	if (!OidIsValid(relid))
 	{
 		table_oids_valid = false;
