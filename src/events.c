@@ -322,7 +322,9 @@ ReadBookingRemote(int64 home, int64 booking, BookingOwnBooking *b)
 	b->resource = BookingGetInt64(0, 1, NULL);
 	b->guest = datumCopy(BookingGetDatum(0, 2, &isnull), false, -1);
 	b->quantity = BookingGetInt32(0, 3, NULL);
-	b->during = datumCopy(BookingGetDatum(0, 4, &b->during_null), false, -1);
+	b->during = BookingGetDatum(0, 4, &b->during_null);
+	if (!b->during_null)
+		b->during = datumCopy(b->during, false, -1);
 	b->expires_at = BookingGetDatum(0, 5, &b->expires_null);
 	b->group_id = BookingGetDatum(0, 6, &b->group_null);
 	b->status = BookingGetDatum(0, 7, &isnull);
