@@ -11,7 +11,7 @@
 #     written in the call's transaction: inside BEGIN it is visible, and
 #     after ROLLBACK there is no event anywhere (a reserve and a cancel, on
 #     each worker); a refusal writes none.
-#  3. 16 clients for 6 s through the coordinator: reserve_seat with and
+#  3. 16 clients for 10 s through the coordinator: reserve_seat with and
 #     without holds and reserve_stay with and without holds on resources of
 #     both workers, confirm, cancel, and join_waitlist / cancel on one
 #     sold-out session, while 2 relays of consumer "a" and 1 of consumer "b"
@@ -255,12 +255,12 @@ check "the line session $wl ($(worker_of "$wl")) is sold out to two holders" \
 	"SELECT count(*) FILTER (WHERE code = 'ok') || ' ' || booking.seats_left($wl) FROM citus_log WHERE kind = 'line'" "2 0"
 
 relay_out=$CITUS_TMP/relay
-citus_pgbench --verbose-errors -c 2 -j 2 -T 6 -D consumer=a -D phase=load -f outbox_relay.pgb >"$relay_out.a" 2>&1 &
+citus_pgbench --verbose-errors -c 2 -j 2 -T 10 -D consumer=a -D phase=load -f outbox_relay.pgb >"$relay_out.a" 2>&1 &
 pid_a=$!
-citus_pgbench --verbose-errors -c 1 -j 1 -T 6 -D consumer=b -D phase=load -f outbox_relay.pgb >"$relay_out.b" 2>&1 &
+citus_pgbench --verbose-errors -c 1 -j 1 -T 10 -D consumer=b -D phase=load -f outbox_relay.pgb >"$relay_out.b" 2>&1 &
 pid_b=$!
 CITUS_BG_PIDS="$CITUS_BG_PIDS $pid_a $pid_b"
-run_pgbench "load" -c 16 -j 4 -T 6 -f outbox_sale.pgb@6 -f outbox_stay.pgb@4 -f outbox_confirm.pgb@2 \
+run_pgbench "load" -c 16 -j 4 -T 10 -f outbox_sale.pgb@6 -f outbox_stay.pgb@4 -f outbox_confirm.pgb@2 \
 	-f outbox_cancel.pgb@3 -f outbox_wait.pgb@3
 wait "$pid_a"
 rc_a=$?
