@@ -349,6 +349,7 @@ typedef struct BookingGiveBack
 } BookingGiveBack;
 
 extern int32 BookingCounterReclaim(const BookingResource *r, TimestampTz now);
+extern int32 BookingCounterExpired(int64 home, int n);
 extern int64 BookingCounterFree(const BookingResource *r, int timeout_ms,
 								BookingLockOutcome *outcome);
 extern void BookingCounterSetTaken(const BookingResource *r, int32 capacity, int32 taken);
@@ -377,7 +378,8 @@ extern BookingLockOutcome BookingStripesLockOne(int64 resource, int32 stripes, i
 extern void BookingStripeAdd(int64 resource, int32 stripe, int32 seats);
 extern int64 BookingStripesLockAll(int64 resource, int timeout_ms, BookingLockOutcome *outcome);
 extern void BookingStripesSpread(int64 resource, int32 stripes, int64 free);
-extern void BookingStripesRebuild(int64 resource, int32 stripes, int64 free);
+extern void BookingStripesRebuild(const BookingResource *r, int32 stripes, int64 free);
+extern void BookingStripesMark(const BookingResource *r, int32 guest_limit, int32 waiting);
 
 /* hold.c: a booking read under its resource's row lock, for the calls that change it */
 typedef enum BookingStatus
@@ -475,8 +477,7 @@ extern void BookingWaitlistInit(void);
 extern void BookingWaitlistServe(int64 resource, int timeout_ms, TimestampTz now);
 extern int64 BookingWaitlistServeHome(int64 home, TimestampTz now, int32 batch);
 extern void BookingWaitlistLeft(const BookingResource *r, TimestampTz now);
-extern void BookingSetWaitlistSoldOut(BookingResult *res, const BookingResource *r,
-									  int32 quantity);
+extern bool BookingWaitlistLetsIn(const BookingResource *r, BookingResult *res);
 
 /* worker.c */
 extern void BookingWorkerInit(void);

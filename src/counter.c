@@ -62,16 +62,29 @@ BookingCounterReclaim(const BookingResource *r, TimestampTz now)
 	Datum		values[3] = {Int64GetDatum(r->id), TimestampTzGetDatum(now), Int64GetDatum(r->home)};
 
 	int			n = BookingExecute(&reclaim_plan, values, NULL, false, 0);
+
+	return BookingCounterExpired(r->home, n);
+}
+
+/*
+ * The n holds the last statement expired (its rows: id, seats): one
+ * `expired` event each.  Returns their seats.
+ */
+int32
+BookingCounterExpired(int64 home, int n)
+{
 	int64	   *ids = palloc(sizeof(int64) * Max(n, 1));
 	int32		seats = 0;
 
+	/* read every row first: each event runs a statement of its own */
 	for (int i = 0; i < n; i++)
 	{
 		ids[i] = BookingGetInt64(i, 1, NULL);
 		seats += BookingGetInt32(i, 2, NULL);
 	}
 	for (int i = 0; i < n; i++)
-		BookingEmitEvent("expired", r->home, ids[i], "pending", "hold_expired");
+		BookingEmitEvent("expired", home, ids[i], "pending", "hold_expired");
+	pfree(ids);
 	return seats;
 }
 
@@ -176,6 +189,6 @@ BookingCounterSetLayout(const BookingResource *r, int32 stripes, int64 free)
 	Datum		values[4] = {Int64GetDatum(r->id), Int64GetDatum(r->home), Int32GetDatum(stripes),
 	Int32GetDatum(stripes > 1 ? 0 : (int32) (r->capacity - free))};
 
-	BookingStripesRebuild(r->id, stripes, free);
+	BookingStripesRebuild(r, stripes, free);
 	(void) BookingExecute(&set_layout_plan, values, NULL, false, 0);
 }

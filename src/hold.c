@@ -478,21 +478,8 @@ ExpireResource(void *arg)
 	values[1] = TimestampTzGetDatum(ea->now);
 	values[2] = Int32GetDatum(ea->limit);
 	values[3] = Int64GetDatum(r.home);
-	{
-		int			n = BookingExecute(&expire_plan, values, NULL, false, 0);
-		int64	   *ids = palloc(sizeof(int64) * Max(n, 1));
-		int32		seats = 0;
-
-		for (int i = 0; i < n; i++)
-		{
-			ids[i] = BookingGetInt64(i, 1, NULL);
-			seats += BookingGetInt32(i, 2, NULL);
-		}
-		for (int i = 0; i < n; i++)
-			BookingEmitEvent("expired", r.home, ids[i], "pending", "hold_expired");
-		ea->expired = n;
-		BookingCounterGiveBack(&gb, seats);
-	}
+	ea->expired = BookingExecute(&expire_plan, values, NULL, false, 0);
+	BookingCounterGiveBack(&gb, BookingCounterExpired(r.home, ea->expired));
 	if (r.waiting > 0)
 		BookingWaitlistServe(r.id, 0, ea->now);
 }

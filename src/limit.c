@@ -40,12 +40,6 @@ static BookingPlan set_limit_plan = {
 	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1 RETURNING version",
 	3, {INT8OID, INT8OID, INT4OID}
 };
-static BookingPlan mark_stripes_plan = {
-	"UPDATE booking.resource_stripes SET limited = $3 "
-	"WHERE home OPERATOR(pg_catalog.=) $2 AND resource_id OPERATOR(pg_catalog.=) $1 "
-	"AND limited OPERATOR(pg_catalog.<>) $3",
-	3, {INT8OID, INT8OID, BOOLOID}
-};
 /* the blocking bookings made while the resource had no limit */
 static BookingPlan mark_bookings_plan = {
 	"UPDATE booking.bookings SET limited = true "
@@ -114,9 +108,7 @@ SetGuestLimitBody(void *state, BookingResult *res)
 	values[1] = Int64GetDatum(r.home);
 	if (req->limit > 0 && r.guest_limit <= 0)
 		(void) BookingExecute(&mark_bookings_plan, values, NULL, false, 0);
-	/* a line keeps the stripes limited too (waitlist.c) */
-	values[2] = BoolGetDatum(req->limit > 0 || r.waiting > 0);
-	(void) BookingExecute(&mark_stripes_plan, values, NULL, false, 0);
+	BookingStripesMark(&r, req->limit, r.waiting);
 	values[2] = Int32GetDatum(req->limit);
 	if (req->limit <= 0)
 		nulls[2] = 'n';

@@ -74,12 +74,8 @@ SeatMember(PassRequest *req, int64 resource, int32 quantity, int64 group_id, Boo
 		BookingSetLockOutcome(res, outcome, resource, req->timeout_ms);
 		return;
 	}
-	if (r.waiting > 0)
-	{
-		BookingSetWaitlistSoldOut(res, &r, quantity);
-		return;
-	}
-	if (!BookingGuestLimitAllows(&r, req->guest, quantity, false, req->now, res))
+	if (!BookingWaitlistLetsIn(&r, res) ||
+		!BookingGuestLimitAllows(&r, req->guest, quantity, false, req->now, res))
 		return;
 	switch (BookingCounterTakeSeats(&r, quantity, req->timeout_ms, req->now, &free_left))
 	{

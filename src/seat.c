@@ -280,12 +280,8 @@ RunReclaimAndTake(void *arg)
 		return false;
 	}
 	req->limited = r.guest_limit > 0;
-	if (r.waiting > 0)
-	{
-		BookingSetWaitlistSoldOut(res, &r, req->quantity);
-		return false;
-	}
-	if (!BookingGuestLimitAllows(&r, req->guest, req->quantity, false, req->now, res))
+	if (!BookingWaitlistLetsIn(&r, res) ||
+		!BookingGuestLimitAllows(&r, req->guest, req->quantity, false, req->now, res))
 		return false;
 	switch (BookingCounterTakeSeats(&r, req->quantity, req->timeout_ms, req->now, &free_left))
 	{
@@ -505,11 +501,8 @@ TakeCommitted(SeatRequest *req, BookingResult *res, bool *taken)
 	if (r.stripes > 1)
 		return TakeStriped(req, res, taken);
 	/* a line in the latest committed state: freed seats go to it, not to us */
-	if (r.waiting > 0)
-	{
-		BookingSetWaitlistSoldOut(res, &r, req->quantity);
+	if (!BookingWaitlistLetsIn(&r, res))
 		return true;
-	}
 	if ((int64) r.taken + req->quantity > r.capacity)
 	{
 		/* no lock for a refusal, unless lapsed holds may give seats back */

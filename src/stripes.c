@@ -106,14 +106,15 @@ static BookingPlan drop_stripes_plan = {
 	"DELETE FROM booking.resource_stripes WHERE " STRIPES_OF_RESOURCE,
 	2, {INT8OID, INT8OID}
 };
-/* a resource with a guest limit or a line gets limited stripes (limit.c, waitlist.c) */
 static BookingPlan make_stripes_plan = {
 	"INSERT INTO booking.resource_stripes (home, resource_id, stripe, free, limited) "
-	"SELECT $2, $1, s, 0, (SELECT r.guest_limit IS NOT NULL OR r.waiting OPERATOR(pg_catalog.>) 0 "
-	"FROM booking.resources r "
-	"WHERE r.home OPERATOR(pg_catalog.=) $2 AND r.id OPERATOR(pg_catalog.=) $1) "
-	"FROM pg_catalog.generate_series(0, $3 OPERATOR(pg_catalog.-) 1) AS s",
-	3, {INT8OID, INT8OID, INT4OID}
+	"SELECT $2, $1, s, 0, $4 FROM pg_catalog.generate_series(0, $3 OPERATOR(pg_catalog.-) 1) AS s",
+	4, {INT8OID, INT8OID, INT4OID, BOOLOID}
+};
+static BookingPlan mark_stripes_plan = {
+	"UPDATE booking.resource_stripes SET limited = $3 WHERE " STRIPES_OF_RESOURCE " "
+	"AND limited OPERATOR(pg_catalog.<>) $3",
+	3, {INT8OID, INT8OID, BOOLOID}
 };
 
 /*
@@ -529,18 +530,45 @@ BookingStripeAdd(int64 resource, int32 stripe, int32 seats)
 }
 
 /*
- * Replaces the stripes of a resource whose row, and stripes if any, the
- * caller holds: none when stripes <= 1, else that many sharing free seats.
+ * Whether the fast path must leave a resource's stripes alone: with a guest
+ * limit (limit.c) or a line (waitlist.c) every sale decides under the
+ * resource row.
+ */
+static bool
+StripesLimited(int32 guest_limit, int32 waiting)
+{
+	return guest_limit > 0 || waiting > 0;
+}
+
+/*
+ * Replaces the stripes of r, whose row, and stripes if any, the caller
+ * holds: none when stripes <= 1, else that many sharing free seats.
  */
 void
-BookingStripesRebuild(int64 resource, int32 stripes, int64 free)
+BookingStripesRebuild(const BookingResource *r, int32 stripes, int64 free)
 {
-	Datum		values[3] = {Int64GetDatum(resource), Int64GetDatum(BookingHome(resource)),
-	Int32GetDatum(stripes)};
+	Datum		values[4] = {Int64GetDatum(r->id), Int64GetDatum(r->home),
+		Int32GetDatum(stripes), BoolGetDatum(StripesLimited(r->guest_limit, r->waiting))};
 
 	(void) BookingExecute(&drop_stripes_plan, values, NULL, false, 0);
 	if (stripes <= 1)
 		return;
 	(void) BookingExecute(&make_stripes_plan, values, NULL, false, 0);
-	BookingStripesSpread(resource, stripes, free);
+	BookingStripesSpread(r->id, stripes, free);
+}
+
+/*
+ * r's guest limit or line (row held by the caller) becomes guest_limit and
+ * waiting: marks its stripes when that changes whether they step aside.
+ */
+void
+BookingStripesMark(const BookingResource *r, int32 guest_limit, int32 waiting)
+{
+	Datum		values[3] = {Int64GetDatum(r->id), Int64GetDatum(r->home),
+		BoolGetDatum(StripesLimited(guest_limit, waiting))};
+
+	if (r->stripes <= 1 ||
+		StripesLimited(guest_limit, waiting) == StripesLimited(r->guest_limit, r->waiting))
+		return;
+	(void) BookingExecute(&mark_stripes_plan, values, NULL, false, 0);
 }

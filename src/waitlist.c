@@ -63,12 +63,6 @@ static BookingPlan set_waiting_plan = {
 	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1",
 	3, {INT8OID, INT8OID, INT4OID}
 };
-static BookingPlan mark_stripes_plan = {
-	"UPDATE booking.resource_stripes SET limited = $3 "
-	"WHERE home OPERATOR(pg_catalog.=) $2 AND resource_id OPERATOR(pg_catalog.=) $1 "
-	"AND limited OPERATOR(pg_catalog.<>) $3",
-	3, {INT8OID, INT8OID, BOOLOID}
-};
 static BookingPlan lines_plan = {
 	"SELECT id FROM booking.resources WHERE home OPERATOR(pg_catalog.=) $1 "
 	"AND waiting OPERATOR(pg_catalog.>) 0 ORDER BY id LIMIT $2",
@@ -95,19 +89,22 @@ SetWaiting(const BookingResource *r, int32 waiting)
 	Datum		values[3] = {Int64GetDatum(r->id), Int64GetDatum(r->home), Int32GetDatum(waiting)};
 
 	(void) BookingExecute(&set_waiting_plan, values, NULL, false, 0);
-	if (r->stripes > 1 && (r->waiting > 0) != (waiting > 0))
-	{
-		values[2] = BoolGetDatum(waiting > 0 || r->guest_limit > 0);
-		(void) BookingExecute(&mark_stripes_plan, values, NULL, false, 0);
-	}
+	BookingStripesMark(r, r->guest_limit, waiting);
 }
 
-void
-BookingSetWaitlistSoldOut(BookingResult *res, const BookingResource *r, int32 quantity)
+/*
+ * Whether a newcomer may take seats of r: not while anyone is in line
+ * (freed seats go to the line first); res says so when not.
+ */
+bool
+BookingWaitlistLetsIn(const BookingResource *r, BookingResult *res)
 {
+	if (r->waiting <= 0)
+		return true;
 	BookingSetResult(res, BOOKING_SOLD_OUT, -1,
 					 "Sold out: %d %s in line for resource %lld, and seats that free up go to the line first; join it with booking.join_waitlist.",
 					 r->waiting, r->waiting == 1 ? "guest is" : "guests are", (long long) r->id);
+	return false;
 }
 
 /*
