@@ -8,8 +8,9 @@
  *	  (outbox.c), which is what keeps a late commit from being skipped.
  *
  *	  A booking's event copies the booking row as it is after the change,
- *	  read in the same statement that writes the event, so callers only say
- *	  which booking, what kind of change and the status it had before.
+ *	  read back in C as this transaction wrote it (no SSI predicate lock),
+ *	  so callers only say which booking, what kind of change and the status
+ *	  it had before.
  *
  *	  While a consumer is registered, relays are woken by NOTIFY
  *	  booking_events.  PostgreSQL serializes the commits of transactions
@@ -23,8 +24,8 @@
  *	  one of them committed.  Otherwise the transaction notifies
  *	  itself (PostgreSQL folds its identical notifications into one and
  *	  drops those of a rolled-back subtransaction).  Whether a consumer
- *	  exists is read at most once a second per backend.  Takes no locks
- *	  beyond the row it inserts.
+ *	  exists is read again only after add_consumer or drop_consumer sent a
+ *	  relcache invalidation.  Takes no locks beyond the row it inserts.
  */
 #include "postgres.h"
 
