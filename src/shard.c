@@ -53,6 +53,7 @@ typedef struct ShardMap
 	int64	   *shardid[BOOKING_NUM_TABLES];
 	Oid		   *localrel[BOOKING_NUM_TABLES];	/* 0: not looked up; Invalid: not here */
 	int32		group;			/* this node's group id */
+	uint32		colocation;		/* the tables' co-location group */
 } ShardMap;
 
 static ShardMap shard_map;
@@ -163,7 +164,8 @@ LoadShardMap(void)
 	}
 
 	SPI_connect();
-	n = SPI_execute("SELECT s.shardminvalue::pg_catalog.int4, s.shardmaxvalue::pg_catalog.int4, s.shardid "
+	n = SPI_execute("SELECT s.shardminvalue::pg_catalog.int4, s.shardmaxvalue::pg_catalog.int4, s.shardid, "
+					"p.colocationid::pg_catalog.int8 "
 					"FROM pg_catalog.pg_dist_shard s JOIN pg_catalog.pg_dist_partition p "
 					"ON p.logicalrelid OPERATOR(pg_catalog.=) s.logicalrelid "
 					"WHERE s.logicalrelid OPERATOR(pg_catalog.=) 'booking.resources'::pg_catalog.regclass "
@@ -188,6 +190,7 @@ LoadShardMap(void)
 			shard_map.shardid[BOOKING_TABLE_RESOURCES][i] = BookingGetInt64(i, 3, NULL);
 			shard_map.rep[i] = -1;
 		}
+		shard_map.colocation = (uint32) BookingGetInt64(0, 4, NULL);
 	}
 	MemoryContextSwitchTo(old);
 
@@ -328,17 +331,18 @@ BookingNewId(const char *seq, int64 home)
 /*
  * Waits until no shard move holds the shard of home, so that what the move
  * changed in the metadata is visible here.  While Citus switches a shard
- * over to its new node it holds an exclusive lock on the shard's metadata
- * (an advisory lock of class 4 on the shard id, Citus's
- * SET_LOCKTAG_SHARD_METADATA_RESOURCE) to the end of the move; a share
- * lock, as Citus's own writes take, waits for it.
+ * over to its new node it holds an exclusive lock on the metadata of the
+ * co-located shards to the end of the move: for hash-distributed tables an
+ * advisory lock of class 8 on (shard index, co-location id), Citus's
+ * SET_LOCKTAG_COLOCATED_SHARDS_METADATA_RESOURCE (class 4 on the shard id
+ * is only for tables that are not co-located).  A share lock, as Citus's
+ * own writes take, waits for it.
  */
 void
 BookingAwaitShardMove(int64 home)
 {
 	LOCKTAG		tag;
 	int			k;
-	int64		shardid;
 
 	LoadShardMap();
 	if (!shard_map.distributed)
@@ -346,8 +350,8 @@ BookingAwaitShardMove(int64 home)
 	k = ShardOfHash(HashInt8(home));
 	if (k < 0)
 		return;
-	shardid = shard_map.shardid[BOOKING_TABLE_RESOURCES][k];
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (shardid >> 32), (uint32) shardid, 4);
+	/* shard_map is sorted by range: k is Citus's shard index */
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) k, shard_map.colocation, 8);
 	(void) LockAcquire(&tag, ShareLock, false, false);
 	LockRelease(&tag, ShareLock, false);
 }
