@@ -126,7 +126,7 @@ run() {
 	shift 3
 	out=$("$BIN/pgbench" -n -h 127.0.0.1 -p "$port" -U postgres -c "$c" -j $((c < 2 ? c : 2)) \
 		-T "$SECONDS_PER_RUN" "$@" -f "$script" postgres 2>&1)
-	if ! echo "$out" | grep -q '^number of failed transactions: 0 ' || echo "$out" | grep -q aborted; then
+	if ! grep -q '^number of failed transactions: 0 ' <<<"$out" || grep -q aborted <<<"$out"; then
 		echo "$out" >&2
 		return 1
 	fi

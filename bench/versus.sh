@@ -102,7 +102,7 @@ run() {
 	before=$(counters "$side")
 	out=$("$new_bin/pgbench" -n -M prepared -h "$work/$side" -p "$p" -U postgres -c "$c" -j "$j" \
 		-T "$seconds" -D hot=1 -D striped=2 -f "$work/script.pgb" postgres 2>&1)
-	echo "$out" | grep -q '^number of failed transactions: 0 ' || { echo "$out" >&2; return 1; }
+	grep -q '^number of failed transactions: 0 ' <<<"$out" || { echo "$out" >&2; return 1; }
 	after=$(counters "$side")
 	echo "$(echo "$out" | sed -n 's/^tps = \([0-9.]*\) .*/\1/p')" \
 		"$(echo "$out" | sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p')" \
