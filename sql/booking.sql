@@ -515,7 +515,8 @@ COMMENT ON FUNCTION booking.drop_consumer(text) IS
 CREATE FUNCTION booking.claim_events(consumer text, batch integer DEFAULT 100,
         lease interval DEFAULT '30 seconds')
     RETURNS TABLE (event_id bigint, lease_token bigint, resource_id bigint, seq bigint,
-        booking_id bigint, guest text, kind text, payload jsonb, created_at timestamptz)
+        booking_id bigint, guest text, kind text, payload jsonb, created_at timestamptz,
+        attempts integer)
     AS 'MODULE_PATHNAME', 'booking_claim_events'
     LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 100
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;

@@ -108,6 +108,8 @@ static BookingPlan deliver_plan = {
 	"ON CONFLICT DO NOTHING",
 	3, {INT8OID, TEXTARRAYOID, INT8ARRAYOID}
 };
+/* claim_events' columns: the statement's, with the lease token second */
+#define CLAIM_COLUMNS 10
 static BookingPlan claim_plan = {
 	"WITH picked AS (SELECT event_id FROM booking.deliveries "
 	"WHERE home OPERATOR(pg_catalog.=) $1 AND consumer OPERATOR(pg_catalog.=) $2 AND acked_at IS NULL "
@@ -116,8 +118,8 @@ static BookingPlan claim_plan = {
 	"leased AS (UPDATE booking.deliveries d SET lease_token = $5, lease_until = $6, "
 	"attempts = d.attempts OPERATOR(pg_catalog.+) 1 FROM picked p "
 	"WHERE d.home OPERATOR(pg_catalog.=) $1 AND d.consumer OPERATOR(pg_catalog.=) $2 "
-	"AND d.event_id OPERATOR(pg_catalog.=) p.event_id RETURNING d.event_id) "
-	"SELECT e.id, e.resource_id, e.seq, e.booking_id, e.guest, e.kind, e.payload, e.created_at "
+	"AND d.event_id OPERATOR(pg_catalog.=) p.event_id RETURNING d.event_id, d.attempts) "
+	"SELECT e.id, e.resource_id, e.seq, e.booking_id, e.guest, e.kind, e.payload, e.created_at, l.attempts "
 	"FROM leased l JOIN booking.events e ON e.home OPERATOR(pg_catalog.=) $1 "
 	"AND e.id OPERATOR(pg_catalog.=) l.event_id ORDER BY e.resource_id, e.seq",
 	6, {INT8OID, TEXTOID, TIMESTAMPTZOID, INT4OID, INT8OID, TIMESTAMPTZOID}
@@ -514,11 +516,11 @@ booking_claim_events(PG_FUNCTION_ARGS)
 		qsort(rows, nrows, sizeof(ClaimedRow), CompareClaimed);
 	for (int i = 0; i < nrows; i++)
 	{
-		Datum		out[9];
-		bool		nulls[9];
+		Datum		out[CLAIM_COLUMNS];
+		bool		nulls[CLAIM_COLUMNS];
 
 		/* event_id, lease_token, then the statement's other columns */
-		for (int c = 0; c < 9; c++)
+		for (int c = 0; c < CLAIM_COLUMNS; c++)
 		{
 			if (c == 1)
 			{

@@ -170,7 +170,7 @@ INSERT INTO contract_fn VALUES
  ('claim_events',
   'consumer text, batch integer DEFAULT 100, lease interval DEFAULT ''00:00:30''::interval',
   'text, integer, interval',
-  'TABLE(event_id bigint, lease_token bigint, resource_id bigint, seq bigint, booking_id bigint, guest text, kind text, payload jsonb, created_at timestamp with time zone)',
+  'TABLE(event_id bigint, lease_token bigint, resource_id bigint, seq bigint, booking_id bigint, guest text, kind text, payload jsonb, created_at timestamp with time zone, attempts integer)',
   'volatile'),
  ('ack_events', 'consumer text, lease_token bigint, events bigint[]', 'text, bigint, bigint[]',
   'integer', 'volatile'),

@@ -255,7 +255,7 @@ SELECT count(*) FILTER (WHERE seq IS NULL) AS unsequenced, count(*) AS events FR
 -- a batch of 5, ordered by (resource_id, seq); one token for the batch
 CREATE TEMP TABLE got AS SELECT * FROM booking.claim_events('relay', 5);
 SELECT event_id, resource_id, seq, booking_id, guest, kind FROM got;
-SELECT count(DISTINCT lease_token) AS tokens FROM got;
+SELECT count(DISTINCT lease_token) AS tokens, min(attempts), max(attempts) FROM got;
 -- every event is numbered now; per resource seq is 1..n with no gap, in id order
 SELECT count(*) FILTER (WHERE seq IS NULL) AS unsequenced FROM booking.events;
 SELECT resource_id, count(*) AS events, min(seq), max(seq),
@@ -279,7 +279,7 @@ SELECT booking.ack_events('relay', (SELECT min(lease_token) FROM got), (SELECT a
 SELECT booking.ack_events('relay', (SELECT min(lease_token) FROM got2),
                           (SELECT array_agg(event_id) || array_agg(event_id) FROM got2));
 -- the rest, all in one batch
-CREATE TEMP TABLE got3 AS SELECT * FROM booking.claim_events('relay') WITH ORDINALITY AS c(event_id, lease_token, resource_id, seq, booking_id, guest, kind, payload, created_at, ord);
+CREATE TEMP TABLE got3 AS SELECT * FROM booking.claim_events('relay') WITH ORDINALITY AS c(event_id, lease_token, resource_id, seq, booking_id, guest, kind, payload, created_at, attempts, ord);
 SELECT count(*) AS claimed, (SELECT count(*) FROM booking.events) - 10 AS expected FROM got3;
 -- rows come ordered by (resource_id, seq), not by event id
 SELECT count(*) AS pairs,
@@ -305,7 +305,8 @@ CREATE TEMP TABLE short AS SELECT * FROM booking.claim_events('relay', 10, '1 mi
 SELECT event_id = :lea_event AS lea, kind FROM short;
 SELECT pg_sleep(0.01);
 CREATE TEMP TABLE again AS SELECT * FROM booking.claim_events('relay', 10);
-SELECT event_id = :lea_event AS lea, lease_token > (SELECT lease_token FROM short) AS new_token FROM again;
+SELECT event_id = :lea_event AS lea, lease_token > (SELECT lease_token FROM short) AS new_token,
+       attempts AS second_attempt FROM again;
 SELECT booking.ack_events('relay', (SELECT lease_token FROM short), ARRAY[:lea_event]::bigint[]) AS old_token;
 SELECT booking.ack_events('relay', (SELECT lease_token FROM again), ARRAY[:lea_event]::bigint[]) AS new_token;
 SELECT booking.ack_events('relay', (SELECT lease_token FROM short), ARRAY[:lea_event]::bigint[]) AS old_token_after;
