@@ -238,6 +238,14 @@ JoinBody(void *state, BookingResult *res)
 		return;
 	}
 
+	/*
+	 * More than the guest may hold could never be offered.  Checked here
+	 * only: while the guest waits, nothing else of this resource can come
+	 * its way, so what it holds does not grow.
+	 */
+	if (!BookingGuestLimitAllows(&r, req->guest, req->quantity, false, req->now, res))
+		return;
+
 	/* with nobody in line, seats that are there should be reserved */
 	if (r.waiting == 0)
 	{

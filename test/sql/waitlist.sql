@@ -264,6 +264,21 @@ SELECT * FROM ev WHERE id > :last_event;
 SELECT max(id) AS last_event FROM booking.events \gset
 
 --
+-- a guest limit: a place in line for more than the guest may hold could
+-- never be served, and is refused as reserve_seat refuses it
+--
+SELECT booking.create_resource('limited', 3);          -- 7
+SELECT code FROM booking.set_guest_limit(7, 2);
+SELECT ok, code FROM booking.reserve_seat(7, 'lim', 2);
+SELECT ok, code FROM booking.reserve_seat(7, 'other', 1);
+SELECT ok, code, http_status, booking_id FROM booking.join_waitlist(7, 'lim', 1);
+SELECT ok, code FROM booking.join_waitlist(7, 'new', 3);
+SELECT ok, code FROM booking.join_waitlist(7, 'new', 2);
+SELECT * FROM totals WHERE id = 7;
+SELECT * FROM ev WHERE id > :last_event;
+SELECT max(id) AS last_event FROM booking.events \gset
+
+--
 -- a rolled-back join writes nothing
 --
 BEGIN;
