@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # holds_keys.sh (suite item 5): holds and idempotency keys through the
 # coordinator, on resources of both workers.
-#  1. Lapsed holds never block: seats held for 2 s sell again once the holds
-#     lapsed, and a room held for 2 s books again, without hold_expire; a
+#  1. Lapsed holds never block: seats held for 4 s sell again once the holds
+#     lapsed, and a room held for 4 s books again, without hold_expire; a
 #     lapsed hold answers hold_expired to confirm and extend_hold.
 #  2. hold_expire() on the coordinator reaches every shard: it moves the
 #     lapsed holds of both workers to expired and frees their seats.
@@ -40,17 +40,17 @@ during="tstzrange('2030-03-01 14:00+00', '2030-03-03 10:00+00')"
 # 1. lapsed holds never block
 ########################################################################
 for s in $seat1 $seat2; do
-	got=$(for i in 1 2 3 4 5; do call "SELECT code FROM booking.reserve_seat($s, 'holder $i', 1, hold => '2 seconds')"; done | sort | uniq -c | sed 's/^ *//')
-	check_eq "resource $s: 5 holds of 2 s answer ok" "$got" "5 ok"
+	got=$(for i in 1 2 3 4 5; do call "SELECT code FROM booking.reserve_seat($s, 'holder $i', 1, hold => '4 seconds')"; done | sort | uniq -c | sed 's/^ *//')
+	check_eq "resource $s: 5 holds of 4 s answer ok" "$got" "5 ok"
 	check "resource $s: held seats are taken (sold_out)" "SELECT code FROM booking.reserve_seat($s, 'early', 1)" sold_out
 done
 for r in $room1 $room2; do
-	check "room $r: a hold of 2 s answers ok" "SELECT code FROM booking.reserve_stay($r, 'room holder', $during, hold => '2 seconds')" ok
+	check "room $r: a hold of 4 s answers ok" "SELECT code FROM booking.reserve_stay($r, 'room holder', $during, hold => '4 seconds')" ok
 	check "room $r: the held range is unavailable" "SELECT code FROM booking.reserve_stay($r, 'early', $during)" unavailable
 done
-# the checks above must run before the first hold lapses: 2 s leave room on
-# a loaded machine
-sleep 2.3
+# the checks above must run before the first hold lapses: 4 s leave room on
+# a loaded machine (2 s did not, with another cluster busy beside it)
+sleep 4.3
 for s in $seat1 $seat2; do
 	got=$(for i in 1 2 3 4 5; do call "SELECT code FROM booking.reserve_seat($s, 'late $i', 1)"; done | sort | uniq -c | sed 's/^ *//')
 	check_eq "resource $s: once the holds lapsed, 5 seats sell again with no hold_expire" "$got" "5 ok"
@@ -190,14 +190,14 @@ check "... and replays" \
 # 5. a second caller with the same key waits for the first
 ########################################################################
 # first_caller NAME KEY END: session 1 makes the keyed call in a
-# transaction, keeps it open 3 s, then ends it with END (COMMIT or ROLLBACK)
+# transaction, keeps it open 5 s, then ends it with END (COMMIT or ROLLBACK)
 first_caller() {
 	npsql coord -At -d "$CITUS_DB" -c "SET application_name = 'first $1'" -c "BEGIN" \
 		-c "SELECT ok, code, booking_id, replayed FROM booking.reserve_seat($kseat1, 'guest $1', 1, idempotency_key => '$2')" \
-		-c "SELECT pg_sleep(3)" -c "$3" >"$CITUS_TMP/first.$1" 2>&1 &
+		-c "SELECT pg_sleep(5)" -c "$3" >"$CITUS_TMP/first.$1" 2>&1 &
 	first_pid=$!
 	for _ in $(seq 1 100); do
-		[ "$(q "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'first $1' AND query = 'SELECT pg_sleep(3)'")" = 1 ] && return 0
+		[ "$(q "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'first $1' AND query = 'SELECT pg_sleep(5)'")" = 1 ] && return 0
 		sleep 0.05
 	done
 	return 1
