@@ -95,9 +95,12 @@ echo "# relays: $(sql "SELECT string_agg(consumer || ': ' || claims || ' claims 
 
 # the log is complete and the bookings are the ok answers
 # retry: a deadlock with a rolled-back transaction, which holds a resource
-# row and a booking row at once (the call wrote nothing; checked below)
-check "every answer is expected (reserve: ok/sold_out/unavailable/just_taken; confirm: ok/hold_expired; cancel: ok, or invalid_state of an expired booking; any: retry)" \
-	"SELECT count(*) FROM ob_log l WHERE NOT (code = 'retry' OR (op = 'reserve' AND code IN ('ok', 'sold_out', 'unavailable', 'just_taken'))
+# row and a booking row at once (the call wrote nothing; checked below).
+# busy: a reserve's 10 s lock_timeout ran out in a convoy behind those
+# transactions, each holding one session while it queues for another's
+# (seen once: 16 of 6,043 reserves in a slow CI run; they wrote nothing)
+check "every answer is expected (reserve: ok/sold_out/unavailable/just_taken/busy; confirm: ok/hold_expired; cancel: ok, or invalid_state of an expired booking; any: retry)" \
+	"SELECT count(*) FROM ob_log l WHERE NOT (code = 'retry' OR (op = 'reserve' AND code IN ('ok', 'sold_out', 'unavailable', 'just_taken', 'busy'))
 	     OR (op = 'confirm' AND code IN ('ok', 'hold_expired')) OR (op = 'cancel' AND code = 'ok')
 	     OR (op = 'cancel' AND code = 'invalid_state' AND (SELECT status FROM booking.bookings b WHERE b.id = l.booking_id) = 'expired'))" 0
 check "every confirm answered hold_expired is of a booking that ended expired" \
