@@ -186,6 +186,19 @@ ALTER TABLE ${1}_bookings ALTER id SET DEFAULT nextval('${1}_bookings_id_seq');
 SQL
 }
 
+# plain_copy DB PREFIX: plain_tables PREFIX in DB, holding the 1,000 rooms
+# and all the bookings of the extension's tables
+plain_copy() {
+	PGDATABASE=$1 plain_tables "$2"
+	q -d "$1" >/dev/null <<SQL
+INSERT INTO ${2}_resources SELECT * FROM booking.resources WHERE id <= 1000;
+SELECT setval('${2}_resources_id_seq', 1000);
+INSERT INTO ${2}_bookings SELECT * FROM booking.bookings;
+SELECT setval('${2}_bookings_id_seq', (SELECT max(id) FROM ${2}_bookings));
+VACUUM ANALYZE ${2}_bookings;
+SQL
+}
+
 # make_db NAME BULK: 1,000 rooms, 1,000 seat resources, the same bookings in
 # the 2029 query window, plus BULK bookings elsewhere (2031 on)
 make_db() {
@@ -348,18 +361,10 @@ scenario_stays() {
 	echo
 	echo "== stays: reserve_stay vs a raw exclusion-constrained INSERT and the same logic in PL/pgSQL over 1,000 rooms, $STAY_CLIENTS clients"
 	make_db bench_stays 0
-	PGDATABASE=bench_stays plain_tables raw
-	PGDATABASE=bench_stays plain_tables pls
+	# the same rooms and the same seed bookings in the raw and PL/pgSQL tables
+	plain_copy bench_stays raw
+	plain_copy bench_stays pls
 	q -d bench_stays >/dev/null <<'SQL'
--- the same rooms and the same seed bookings in the raw and PL/pgSQL tables
-INSERT INTO raw_resources SELECT * FROM booking.resources WHERE id <= 1000;
-SELECT setval('raw_resources_id_seq', 1000);
-INSERT INTO raw_bookings SELECT * FROM booking.bookings;
-SELECT setval('raw_bookings_id_seq', (SELECT max(id) FROM raw_bookings));
-INSERT INTO pls_resources SELECT * FROM booking.resources WHERE id <= 1000;
-SELECT setval('pls_resources_id_seq', 1000);
-INSERT INTO pls_bookings SELECT * FROM booking.bookings;
-SELECT setval('pls_bookings_id_seq', (SELECT max(id) FROM pls_bookings));
 -- reserve_stay's logic as one PL/pgSQL function over plain tables: the room
 -- exists, a friendly pre-check, the room's lock, an insert that the
 -- exclusion constraint guards
@@ -405,20 +410,11 @@ scenario_size() {
 	local call
 	echo
 	echo "== size: cost against table size, $CLIENTS clients"
-	local db
 	make_db bench_small 10000
 	make_db bench_large 1000000
-	# the floor: the same bookings in plain tables, and the raw insert
-	for db in bench_small bench_large; do
-		PGDATABASE=$db plain_tables raw
-		q -d "$db" >/dev/null <<'SQL'
-INSERT INTO raw_resources SELECT * FROM booking.resources WHERE id <= 1000;
-SELECT setval('raw_resources_id_seq', 1000);
-INSERT INTO raw_bookings SELECT * FROM booking.bookings;
-SELECT setval('raw_bookings_id_seq', (SELECT max(id) FROM raw_bookings));
-VACUUM ANALYZE raw_bookings;
-SQL
-	done
+	# the floors run on the same bookings in plain tables
+	plain_copy bench_small raw
+	plain_copy bench_large raw
 	printf "%-14s %12s %12s %8s\n" call "10k tps" "1M tps" "1M/10k"
 	for call in stay raw_stay seat slots raw_slots; do
 		side_by_side "$CLIENTS" small bench_small "$work/$call.pgb" large bench_large "$work/$call.pgb"
