@@ -90,10 +90,14 @@ check "every answer to a holder, an offered guest or a leaver is expected (cance
 	"SELECT count(*) FROM wl_log l JOIN booking.bookings b ON b.id = l.booking_id
 	  WHERE NOT (l.code = 'ok' OR (l.op = 'offer_confirm' AND l.code = 'hold_expired' AND b.status = 'expired')
 	             OR (l.op IN ('holder_cancel', 'offer_cancel', 'leave') AND l.code = 'invalid_state' AND b.status = 'expired') OR l.op = 'offer_ignore')" 0
+# a lapsed hold is expired by hold_expire or, first, by the call that next
+# takes seats (hold_expire skips a resource whose row is held, and with 62
+# clients on one session it may never find it free: seen, 0 in 20 s)
 check_true "holders cancelled, holds lapsed, offers were confirmed, cancelled and left to lapse, people left the line" \
 	"SELECT count(*) FILTER (WHERE op = 'holder_cancel' AND code = 'ok') > 0 AND count(*) FILTER (WHERE op = 'offer_confirm' AND code = 'ok') > 0
 	    AND count(*) FILTER (WHERE op = 'offer_cancel' AND code = 'ok') > 0 AND count(*) FILTER (WHERE op = 'offer_ignore') > 0
-	    AND count(*) FILTER (WHERE op = 'leave' AND code = 'ok') > 0 AND (SELECT sum(n) FROM wl_expire) > 0 FROM wl_log"
+	    AND count(*) FILTER (WHERE op = 'leave' AND code = 'ok') > 0
+	    AND (SELECT count(*) FROM booking.bookings WHERE status = 'expired') > 0 FROM wl_log"
 
 # the end, once every hold has lapsed (offers last 3 s, newcomers' holds 3 s)
 sleep 3.5
