@@ -594,11 +594,9 @@ CREATE FUNCTION booking.stats_reset()
     AS 'MODULE_PATHNAME', 'booking_stats_reset'
     LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION booking.stats_reset() IS
-'sets every counter of booking.stats() to zero, in the whole cluster; not granted to applications';
+'sets every counter of booking.stats() to zero, in the whole cluster; granted by grant_admin, not to clients';
 
--- Neither runs as its owner: they touch no table.  stats() is granted like
--- the rest of the API (GRANT EXECUTE ... TO a monitoring or web role);
--- stats_reset() is for superusers only (it checks), whatever is granted.
+-- Neither runs as its owner: they touch no table.  grant_admin gives both.
 REVOKE ALL ON FUNCTION booking.stats() FROM PUBLIC;
 REVOKE ALL ON FUNCTION booking.stats_reset() FROM PUBLIC;
 
@@ -606,22 +604,28 @@ REVOKE ALL ON FUNCTION booking.stats_reset() FROM PUBLIC;
 -- scale-out on Citus (docs/scale-out.md)
 ------------------------------------------------------------------------------
 
+-- as its owner, who owns the tables it distributes: an admin role given
+-- grant_admin may run it
 CREATE FUNCTION booking.distribute(shard_count integer DEFAULT 32)
     RETURNS text
     AS 'MODULE_PATHNAME', 'booking_distribute'
-    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.distribute(integer) IS
 'on a Citus coordinator: distributes the booking tables by home over shard_count shards and routes every call to the node that holds its shard';
 
 -- The twins: booking.shard_<name> runs booking.<name> on the node that holds
 -- home's shard.  distribute() registers them with Citus (distributed by
--- home, force_delegation); booking.<name> calls them.  Do not call them.
+-- home, force_delegation); booking.<name> calls them.  They are not
+-- SECURITY DEFINER: each refuses (42501) a caller that is neither a
+-- superuser nor the extension's owner, the roles the public functions run
+-- as, so no grant on schema booking lets a client role call one.
 
 CREATE FUNCTION booking.shard_reserve_seat(resource bigint, guest text, quantity integer, hold interval, idempotency_key text, lock_timeout interval, home bigint)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_reserve_seat'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_reserve_seat(bigint, text, integer, interval, text, interval, bigint) IS
 'internal: booking.reserve_seat on the node that holds the shard of home (Citus); call booking.reserve_seat';
 
@@ -629,7 +633,7 @@ CREATE FUNCTION booking.shard_reserve_stay(resource bigint, guest text, during t
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_reserve_stay'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_reserve_stay(bigint, text, tstzrange, interval, text, interval, bigint) IS
 'internal: booking.reserve_stay on the node that holds the shard of home (Citus); call booking.reserve_stay';
 
@@ -637,7 +641,7 @@ CREATE FUNCTION booking.shard_reserve_stays(resources bigint[], guest text, duri
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_reserve_stays'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_reserve_stays(bigint[], text, tstzrange, interval, text, interval, bigint) IS
 'internal: booking.reserve_stays on the node that holds the shard of home (Citus); call booking.reserve_stays';
 
@@ -645,7 +649,7 @@ CREATE FUNCTION booking.shard_reserve_stay_any(pool bigint, guest text, during t
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_reserve_stay_any'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_reserve_stay_any(bigint, text, tstzrange, interval, text, interval, bigint) IS
 'internal: booking.reserve_stay_any on the node that holds the shard of home (Citus); call booking.reserve_stay_any';
 
@@ -653,7 +657,7 @@ CREATE FUNCTION booking.shard_confirm(booking bigint, idempotency_key text, home
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_confirm'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_confirm(bigint, text, bigint) IS
 'internal: booking.confirm on the node that holds the shard of home (Citus); call booking.confirm';
 
@@ -661,7 +665,7 @@ CREATE FUNCTION booking.shard_cancel(booking bigint, idempotency_key text, home 
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_cancel'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_cancel(bigint, text, bigint) IS
 'internal: booking.cancel on the node that holds the shard of home (Citus); call booking.cancel';
 
@@ -669,7 +673,7 @@ CREATE FUNCTION booking.shard_extend_hold(booking bigint, by interval, home bigi
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_extend_hold'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_extend_hold(bigint, interval, bigint) IS
 'internal: booking.extend_hold on the node that holds the shard of home (Citus); call booking.extend_hold';
 
@@ -677,7 +681,7 @@ CREATE FUNCTION booking.shard_extend_hold_until(booking bigint, until timestampt
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_extend_hold_until'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_extend_hold_until(bigint, timestamptz, bigint) IS
 'internal: booking.extend_hold_until on the node that holds the shard of home (Citus); call booking.extend_hold_until';
 
@@ -686,7 +690,7 @@ CREATE FUNCTION booking.shard_stay_member(resource bigint, guest text, during ts
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_stay_member'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_stay_member(bigint, text, tstzrange, timestamptz, bigint, interval, bigint) IS
 'internal: one member of a booking.reserve_stays group whose members live on several nodes (Citus); every member gets the expiry of the coordinator''s hold';
 
@@ -694,7 +698,7 @@ CREATE FUNCTION booking.shard_set_capacity(resource bigint, capacity integer, ex
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_set_capacity'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_set_capacity(bigint, integer, bigint, bigint) IS
 'internal: booking.set_capacity on the node that holds the shard of home (Citus); call booking.set_capacity';
 
@@ -702,7 +706,7 @@ CREATE FUNCTION booking.shard_set_stripes(resource bigint, stripes integer, home
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_set_stripes'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_set_stripes(bigint, integer, bigint) IS
 'internal: booking.set_stripes on the node that holds the shard of home (Citus); call booking.set_stripes';
 
@@ -710,7 +714,7 @@ CREATE FUNCTION booking.shard_set_guest_limit(resource bigint, max_per_guest int
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_set_guest_limit'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_set_guest_limit(bigint, integer, bigint) IS
 'internal: booking.set_guest_limit on the node that holds the shard of home (Citus); call booking.set_guest_limit';
 
@@ -718,7 +722,7 @@ CREATE FUNCTION booking.shard_set_buffer(resource bigint, before interval, after
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_set_buffer'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_set_buffer(bigint, interval, interval, bigint) IS
 'internal: booking.set_buffer on the node that holds the shard of home (Citus); call booking.set_buffer';
 
@@ -726,7 +730,7 @@ CREATE FUNCTION booking.shard_reserve_seats(resources bigint[], guest text, quan
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_reserve_seats'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_reserve_seats(bigint[], text, integer[], interval, text, interval, bigint) IS
 'internal: booking.reserve_seats on the node that holds the shard of home (Citus); call booking.reserve_seats';
 
@@ -734,7 +738,7 @@ CREATE FUNCTION booking.shard_reduce(booking bigint, quantity integer, idempoten
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_reduce'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_reduce(bigint, integer, text, bigint) IS
 'internal: booking.reduce on the node that holds the shard of home (Citus); call booking.reduce';
 
@@ -742,7 +746,7 @@ CREATE FUNCTION booking.shard_move_stay(booking bigint, during tstzrange, idempo
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_move_stay'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_move_stay(bigint, tstzrange, text, interval, bigint) IS
 'internal: booking.move_stay on the node that holds the shard of home (Citus); call booking.move_stay';
 
@@ -751,7 +755,7 @@ CREATE FUNCTION booking.shard_seat_member(resource bigint, guest text, quantity 
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_seat_member'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_seat_member(bigint, text, integer, timestamptz, bigint, interval, bigint) IS
 'internal: one member of a booking.reserve_seats group whose members live on several nodes (Citus); every member gets the expiry of the coordinator''s hold';
 
@@ -759,10 +763,142 @@ CREATE FUNCTION booking.shard_join_waitlist(resource bigint, guest text, quantit
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_join_waitlist'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
-    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+    SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.shard_join_waitlist(bigint, text, integer, text, bigint) IS
 'internal: booking.join_waitlist on the node that holds the resource (Citus)';
 
--- Nothing is executable by PUBLIC: the documented grants are given to the
--- application role explicitly (docs/reference.md, Grants).
+------------------------------------------------------------------------------
+-- roles (0.7.0): what each kind of role may call, granted in one call
+------------------------------------------------------------------------------
+
+-- Each grant_* function grants one role exactly what its kind needs, and
+-- nothing of the internals (the shard_* twins) or of the other kinds.  Run
+-- by the extension's owner or a superuser; run it again after ALTER
+-- EXTENSION booking UPDATE, so that the role also gets the new calls of its
+-- kind.  Not SECURITY DEFINER: granting needs the owner's own rights.
+
+CREATE FUNCTION booking.grant_client(role regrole)
+    RETURNS text
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $grant$
+DECLARE
+    fn text;
+    calls text[] := ARRAY[
+        'booking.reserve_seat(bigint, text, integer, interval, text, interval)',
+        'booking.reserve_seats(bigint[], text, integer[], interval, text, interval)',
+        'booking.reserve_stay(bigint, text, tstzrange, interval, text, interval)',
+        'booking.reserve_stays(bigint[], text, tstzrange, interval, text, interval)',
+        'booking.reserve_stay_any(bigint, text, tstzrange, interval, text, interval)',
+        'booking.confirm(bigint, text)',
+        'booking.cancel(bigint, text)',
+        'booking.extend_hold(bigint, interval)',
+        'booking.extend_hold_until(bigint, timestamptz)',
+        'booking.reduce(bigint, integer, text)',
+        'booking.move_stay(bigint, tstzrange, text, interval)',
+        'booking.join_waitlist(bigint, text, integer, text)',
+        'booking.seats_left(bigint)',
+        'booking.free_slots(bigint, tstzrange, interval)'];
+BEGIN
+    IF role IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed', MESSAGE = 'role must not be null';
+    END IF;
+    IF NOT (SELECT r.rolsuper OR r.oid OPERATOR(pg_catalog.=) e.extowner
+              FROM pg_catalog.pg_roles r, pg_catalog.pg_extension e
+             WHERE r.rolname OPERATOR(pg_catalog.=) current_user
+               AND e.extname OPERATOR(pg_catalog.=) 'booking') THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = 'permission denied for function grant_client',
+            DETAIL = 'Only a superuser or the owner of extension booking may grant the roles'' calls.';
+    END IF;
+    EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA booking TO %s', role);
+    FOREACH fn IN ARRAY calls LOOP
+        EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s', fn, role);
+    END LOOP;
+    EXECUTE pg_catalog.format('GRANT SELECT ON booking.resources, booking.bookings TO %s', role);
+    RETURN pg_catalog.format('%s may now make reservations: %s calls, and SELECT on booking.resources and booking.bookings',
+                             role, pg_catalog.array_length(calls, 1));
+END
+$grant$;
+COMMENT ON FUNCTION booking.grant_client(regrole) IS
+'grants an application role the reservation calls (reserve, confirm, cancel, extend, reduce, move, join_waitlist, seats_left, free_slots) and SELECT on resources and bookings; for a superuser or the extension''s owner';
+
+CREATE FUNCTION booking.grant_relay(role regrole)
+    RETURNS text
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $grant$
+DECLARE
+    fn text;
+    calls text[] := ARRAY[
+        'booking.claim_events(text, integer, interval)',
+        'booking.ack_events(text, bigint, bigint[])'];
+BEGIN
+    IF role IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed', MESSAGE = 'role must not be null';
+    END IF;
+    IF NOT (SELECT r.rolsuper OR r.oid OPERATOR(pg_catalog.=) e.extowner
+              FROM pg_catalog.pg_roles r, pg_catalog.pg_extension e
+             WHERE r.rolname OPERATOR(pg_catalog.=) current_user
+               AND e.extname OPERATOR(pg_catalog.=) 'booking') THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = 'permission denied for function grant_relay',
+            DETAIL = 'Only a superuser or the owner of extension booking may grant the roles'' calls.';
+    END IF;
+    EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA booking TO %s', role);
+    FOREACH fn IN ARRAY calls LOOP
+        EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s', fn, role);
+    END LOOP;
+    RETURN pg_catalog.format('%s may now relay events: claim_events and ack_events', role);
+END
+$grant$;
+COMMENT ON FUNCTION booking.grant_relay(regrole) IS
+'grants a relay role claim_events and ack_events; for a superuser or the extension''s owner';
+
+CREATE FUNCTION booking.grant_admin(role regrole)
+    RETURNS text
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $grant$
+DECLARE
+    fn text;
+    calls text[] := ARRAY[
+        'booking.create_resource(text, integer, bigint, jsonb)',
+        'booking.set_capacity(bigint, integer, bigint)',
+        'booking.set_stripes(bigint, integer)',
+        'booking.set_guest_limit(bigint, integer)',
+        'booking.set_buffer(bigint, interval, interval)',
+        'booking.add_consumer(text)',
+        'booking.drop_consumer(text)',
+        'booking.hold_expire(integer)',
+        'booking.health()',
+        'booking.stats()',
+        'booking.stats_reset()',
+        'booking.distribute(integer)'];
+BEGIN
+    IF role IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed', MESSAGE = 'role must not be null';
+    END IF;
+    IF NOT (SELECT r.rolsuper OR r.oid OPERATOR(pg_catalog.=) e.extowner
+              FROM pg_catalog.pg_roles r, pg_catalog.pg_extension e
+             WHERE r.rolname OPERATOR(pg_catalog.=) current_user
+               AND e.extname OPERATOR(pg_catalog.=) 'booking') THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = 'permission denied for function grant_admin',
+            DETAIL = 'Only a superuser or the owner of extension booking may grant the roles'' calls.';
+    END IF;
+    EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA booking TO %s', role);
+    FOREACH fn IN ARRAY calls LOOP
+        EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s', fn, role);
+    END LOOP;
+    EXECUTE pg_catalog.format('GRANT SELECT ON booking.resources, booking.bookings TO %s', role);
+    RETURN pg_catalog.format('%s may now run booking: %s calls (resources, settings, consumers, hold_expire, statistics, distribute), and SELECT on booking.resources and booking.bookings',
+                             role, pg_catalog.array_length(calls, 1));
+END
+$grant$;
+COMMENT ON FUNCTION booking.grant_admin(regrole) IS
+'grants an operations role resources, settings, consumers, hold_expire, health, stats, stats_reset and distribute, and SELECT on resources and bookings; for a superuser or the extension''s owner';
+
+-- Nothing is executable by PUBLIC: grant_client, grant_relay and grant_admin
+-- give each role its calls (docs/reference.md, Grants).
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA booking FROM PUBLIC;

@@ -111,6 +111,58 @@ BookingArgHold(FunctionCallInfo fcinfo, int argno, int64 *hold_us)
 	return true;
 }
 
+/*
+ * The expiry a group member's twin is given (shard_seat_member,
+ * shard_stay_member): the coordinator's now + hold.  It must be one that a
+ * hold of the API can have: finite, at most 3660 days ahead, and not long
+ * past (a member may run a little after a short hold lapsed: lock waits,
+ * clocks a little apart; a day covers both).  False: NULL, no hold.
+ */
+bool
+BookingArgMemberExpiry(FunctionCallInfo fcinfo, int argno, TimestampTz now,
+					   TimestampTz *expires_at)
+{
+	TimestampTz at;
+
+	if (PG_ARGISNULL(argno))
+		return false;
+	at = PG_GETARG_TIMESTAMPTZ(argno);
+	if (TIMESTAMP_NOT_FINITE(at))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("expires_at must be finite")));
+	if (at > now + BOOKING_MAX_HOLD_USECS + USECS_PER_DAY)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("expires_at must be at most 3660 days after the time of the call"),
+				 errdetail("expires_at is %s.", timestamptz_to_str(at))));
+	if (at < now - USECS_PER_DAY)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("expires_at must not lie more than a day before the time of the call"),
+				 errdetail("expires_at is %s: no hold made by this call's coordinator lapsed that long ago.",
+						   timestamptz_to_str(at))));
+	*expires_at = at;
+	return true;
+}
+
+/* A group member's group: NULL (-1), the member is the first; else a booking id. */
+int64
+BookingArgGroup(FunctionCallInfo fcinfo, int argno)
+{
+	int64		group_id;
+
+	if (PG_ARGISNULL(argno))
+		return -1;
+	group_id = PG_GETARG_INT64(argno);
+	if (group_id <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("group_id must be a booking id"),
+				 errdetail("The group_id given is %lld.", (long long) group_id)));
+	return group_id;
+}
+
 /* NULL means booking.lock_timeout; 0 means do not wait (NOWAIT). */
 int
 BookingArgLockTimeout(FunctionCallInfo fcinfo, int argno)

@@ -86,6 +86,9 @@ extern void BookingArgDuring(FunctionCallInfo fcinfo, int argno, const char *nam
 extern int64 BookingIntervalUsecs(const Interval *span, const char *name);
 extern Datum BookingMakeRange(TimestampTz lower, TimestampTz upper, bool upper_infinite);
 extern TimestampTz BookingArgUntil(FunctionCallInfo fcinfo, int argno);
+extern bool BookingArgMemberExpiry(FunctionCallInfo fcinfo, int argno, TimestampTz now,
+								   TimestampTz *expires_at);
+extern int64 BookingArgGroup(FunctionCallInfo fcinfo, int argno);
 extern Datum *BookingArgArray(FunctionCallInfo fcinfo, int argno, const char *name, Oid elemtype,
 							  int max, int *n);
 

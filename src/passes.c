@@ -341,18 +341,10 @@ booking_seat_member(PG_FUNCTION_ARGS)
 	mr.resource = BookingArgId(fcinfo, 0, "resource");
 	mr.req.guest = BookingArgGuest(fcinfo, 1);
 	mr.quantity = BookingArgQuantity(fcinfo, 2);
-	mr.req.has_hold = !PG_ARGISNULL(3);
-	if (mr.req.has_hold)
-	{
-		mr.req.expires_at = PG_GETARG_TIMESTAMPTZ(3);
-		if (TIMESTAMP_NOT_FINITE(mr.req.expires_at))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("expires_at must be finite")));
-	}
-	mr.group_id = PG_ARGISNULL(4) ? -1 : PG_GETARG_INT64(4);
-	mr.req.timeout_ms = BookingArgLockTimeout(fcinfo, 5);
 	mr.req.now = GetCurrentTimestamp();
+	mr.req.has_hold = BookingArgMemberExpiry(fcinfo, 3, mr.req.now, &mr.req.expires_at);
+	mr.group_id = BookingArgGroup(fcinfo, 4);
+	mr.req.timeout_ms = BookingArgLockTimeout(fcinfo, 5);
 	mr.req.home = BookingHome(mr.resource);
 
 	memset(&call, 0, sizeof(call));

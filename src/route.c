@@ -21,12 +21,18 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "lib/stringinfo.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
@@ -69,6 +75,63 @@ RoutingId(FunctionCallInfo fcinfo)
 	return PG_GETARG_INT64(0);
 }
 
+/* The role that owns extension booking. */
+static Oid
+ExtensionOwner(void)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Oid			owner = InvalidOid;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum("booking"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		owner = ((Form_pg_extension) GETSTRUCT(tuple))->extowner;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return owner;
+}
+
+/*
+ * A twin does what its public function does, without the checks that only
+ * the public function can make (a pass member's expiry and group come from
+ * the coordinator), so only the roles the public functions run as may call
+ * one: the extension's owner (they are SECURITY DEFINER) and superusers.
+ * Citus runs a delegated twin on its node as the user that called it, the
+ * owner again.  Whatever EXECUTE an administrator grants on schema booking,
+ * a client role that calls a twin directly gets 42501.
+ */
+static void
+RequireInternalCaller(FunctionCallInfo fcinfo)
+{
+	Oid			user = GetUserId();
+	char	   *name;
+	const char *public_name = "<name>";
+
+	if (superuser_arg(user) || user == ExtensionOwner())
+		return;
+	name = get_func_name(fcinfo->flinfo->fn_oid);
+	if (name == NULL)
+		name = "shard_*";
+	/* a group member's twin is reached through the group's call */
+	if (strcmp(name, "shard_seat_member") == 0)
+		public_name = "reserve_seats";
+	else if (strcmp(name, "shard_stay_member") == 0)
+		public_name = "reserve_stays";
+	else if (strncmp(name, "shard_", 6) == 0)
+		public_name = name + 6;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("booking.%s is internal", name),
+			 errdetail("Only the extension's owner and superusers may call it; the public booking functions call it on the node that holds the shard."),
+			 errhint("Call booking.%s instead.", public_name)));
+}
+
 /*
  * The entry of a twin: the call, run here.  Its last argument is the home
  * the caller computed; it must be the home of the call's first argument, so
@@ -80,7 +143,9 @@ BookingRunOnShard(FunctionCallInfo fcinfo, PGFunction fn)
 	int			last = PG_NARGS() - 1;
 	int64		home;
 	Datum		result;
+	bool		was_in_shard_call = in_shard_call;
 
+	RequireInternalCaller(fcinfo);
 	if (last < 1 || PG_ARGISNULL(last))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -92,6 +157,7 @@ BookingRunOnShard(FunctionCallInfo fcinfo, PGFunction fn)
 				 errmsg("home %lld is not the home of the call's resource or booking", (long long) home),
 				 errhint("Call the booking function without the shard_ prefix.")));
 
+	/* restored, not reset: a twin may run inside another's call on this node */
 	in_shard_call = true;
 	PG_TRY();
 	{
@@ -99,7 +165,7 @@ BookingRunOnShard(FunctionCallInfo fcinfo, PGFunction fn)
 	}
 	PG_FINALLY();
 	{
-		in_shard_call = false;
+		in_shard_call = was_in_shard_call;
 	}
 	PG_END_TRY();
 	return result;

@@ -869,18 +869,10 @@ booking_stay_member(PG_FUNCTION_ARGS)
 	mr.req.home = BookingHome(mr.req.resource);
 	mr.req.guest = BookingArgGuest(fcinfo, 1);
 	BookingArgDuring(fcinfo, 2, "during", &mr.req.lower, &mr.req.upper);
-	mr.req.has_hold = !PG_ARGISNULL(3);
-	if (mr.req.has_hold)
-	{
-		mr.req.expires_at = PG_GETARG_TIMESTAMPTZ(3);
-		if (TIMESTAMP_NOT_FINITE(mr.req.expires_at))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("expires_at must be finite")));
-	}
-	mr.req.timeout_ms = BookingArgLockTimeout(fcinfo, 5);
 	mr.req.now = GetCurrentTimestamp();
-	mr.group_id = PG_ARGISNULL(4) ? -1 : PG_GETARG_INT64(4);
+	mr.req.has_hold = BookingArgMemberExpiry(fcinfo, 3, mr.req.now, &mr.req.expires_at);
+	mr.group_id = BookingArgGroup(fcinfo, 4);
+	mr.req.timeout_ms = BookingArgLockTimeout(fcinfo, 5);
 	/* a member may run after the hold it is given lapsed: it blocks no one */
 	mr.req.during = BookingMakeRange(mr.req.lower, mr.req.upper, false);
 	mr.req.validity = BookingMakeRange(mr.req.now, Max(mr.req.expires_at, mr.req.now),

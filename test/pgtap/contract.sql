@@ -2,7 +2,7 @@
 -- argument names, defaults, return types, volatility and security settings.
 -- Run by pg_prove against a database with pgtap and booking installed.
 BEGIN;
-SELECT plan(230);
+SELECT plan(238);
 
 ------------------------------------------------------------------------------
 -- schema and types
@@ -99,8 +99,9 @@ SELECT functions_are('booking', ARRAY[
     'set_guest_limit', 'set_buffer', 'reserve_seats', 'reduce', 'move_stay',
     'shard_set_guest_limit', 'shard_set_buffer', 'shard_reserve_seats', 'shard_seat_member',
     'shard_reduce', 'shard_move_stay', 'join_waitlist', 'shard_join_waitlist',
-    'add_consumer', 'drop_consumer', 'claim_events', 'ack_events', 'health', 'stats', 'stats_reset'],
-    'schema booking holds exactly the functions of the contract (the trigger function, distribute and the Citus twins and the statistics)');
+    'add_consumer', 'drop_consumer', 'claim_events', 'ack_events', 'health', 'stats', 'stats_reset',
+    'grant_client', 'grant_relay', 'grant_admin'],
+    'schema booking holds exactly the functions of the contract (the trigger function, distribute and the Citus twins, the statistics and the grant sets)');
 
 CREATE TEMP TABLE contract_fn (name text, args text, identity text, returns text, vol text)
     ON COMMIT DROP;
@@ -230,6 +231,27 @@ SELECT is((SELECT p.provolatile::text || ' ' || p.prosecdef::text FROM pg_catalo
 SELECT is((SELECT p.provolatile::text || ' ' || p.prosecdef::text FROM pg_catalog.pg_proc p
             WHERE p.oid = 'booking.stats_reset()'::regprocedure), 'v false',
           'booking.stats_reset() is volatile and runs as the caller');
+
+-- the grant sets (0.7.0): one role argument, a sentence back; they run as
+-- the caller (a superuser or the extension's owner), with a pinned search_path
+SELECT is(pg_catalog.pg_get_function_arguments(pg_catalog.to_regprocedure(format('booking.%s(regrole)', f))),
+          'role regrole', format('booking.%s has the arguments (role regrole)', f))
+  FROM unnest(ARRAY['grant_client', 'grant_relay', 'grant_admin']) f;
+SELECT is((SELECT pg_catalog.pg_get_function_result(p.oid) || ' ' || p.provolatile::text || ' ' || p.prosecdef::text
+                  || ' ' || pg_catalog.array_to_string(p.proconfig, ',')
+             FROM pg_catalog.pg_proc p WHERE p.oid = pg_catalog.to_regprocedure(format('booking.%s(regrole)', f))),
+          'text v false search_path=pg_catalog, pg_temp',
+          format('booking.%s returns text, is volatile, runs as the caller and pins search_path', f))
+  FROM unnest(ARRAY['grant_client', 'grant_relay', 'grant_admin']) f;
+-- the twins (0.7.0) run as the caller, so that they can refuse every role
+-- but a superuser and the extension's owner; distribute runs as its owner
+SELECT is_empty(
+    $$SELECT p.oid::regprocedure::text FROM pg_catalog.pg_proc p
+       WHERE p.pronamespace = 'booking'::regnamespace AND p.proname LIKE 'shard\_%'
+         AND (p.prosecdef OR p.proconfig IS DISTINCT FROM ARRAY['search_path=pg_catalog, pg_temp'])$$,
+    'no twin is SECURITY DEFINER, and every twin pins search_path');
+SELECT is((SELECT p.prosecdef FROM pg_catalog.pg_proc p WHERE p.oid = 'booking.distribute(integer)'::regprocedure),
+          true, 'booking.distribute is SECURITY DEFINER (an admin role may run it)');
 
 -- no SECURITY DEFINER function anywhere in the schema lacks a pinned search_path
 SELECT is_empty(

@@ -1,17 +1,16 @@
--- grants.sql: a role with only the documented grants (USAGE on schema booking,
--- EXECUTE on its functions, SELECT on booking.resources and booking.bookings)
--- can use the whole API and cannot write the tables or read the stored
--- idempotency results; a role without EXECUTE cannot call anything, because
--- no function is executable by PUBLIC.
+-- grants.sql: a role with only the documented grants (booking.grant_client
+-- and booking.grant_admin: a shop's back office that also sells) can use the
+-- whole API and cannot write the tables or read the stored idempotency
+-- results; a role without EXECUTE cannot call anything, because no function
+-- is executable by PUBLIC.  roles.sql checks each set on its own.
 BEGIN;
 SELECT plan(68);
 
 SET LOCAL TimeZone = 'UTC';
 
 CREATE ROLE booking_tap_app NOLOGIN;
-GRANT USAGE ON SCHEMA booking TO booking_tap_app;
-GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA booking TO booking_tap_app;
-GRANT SELECT ON booking.resources, booking.bookings TO booking_tap_app;
+SELECT booking.grant_client('booking_tap_app') IS NOT NULL AS granted \gset
+SELECT booking.grant_admin('booking_tap_app') IS NOT NULL AS granted \gset
 
 -- the same schema usage and table reads, but no EXECUTE
 CREATE ROLE booking_tap_nobody NOLOGIN;

@@ -301,6 +301,11 @@ SELECT * FROM (VALUES
 ('shard_reserve_seats', 'home 1', $$SELECT code FROM booking.shard_reserve_seats(ARRAY[{seat}], 'g', NULL, NULL, NULL, NULL, 1)$$, '22023', 'home', NULL),
 ('shard_seat_member', 'home NULL', $$SELECT code FROM booking.shard_seat_member({seat}, 'g', 1, NULL, NULL, NULL, NULL)$$, '22004', 'home', NULL),
 ('shard_seat_member', 'expires_at infinity', $$SELECT code FROM booking.shard_seat_member({seat}, 'g', 1, 'infinity', NULL, NULL, 0)$$, '22023', 'expires_at', NULL),
+('shard_seat_member', 'expires_at in 2300 (0.7.0: past what a hold can reach)', $$SELECT code FROM booking.shard_seat_member({seat}, 'g', 1, '2300-01-01', NULL, NULL, 0)$$, '22023', 'expires_at', NULL),
+('shard_seat_member', 'expires_at a year ago (0.7.0: lapsed when made)', $$SELECT code FROM booking.shard_seat_member({seat}, 'g', 1, clock_timestamp() - interval '1 year', NULL, NULL, 0)$$, '22023', 'expires_at', NULL),
+('shard_seat_member', 'group_id 0 (0.7.0)', $$SELECT code FROM booking.shard_seat_member({seat}, 'g', 1, NULL, 0, NULL, 0)$$, '22023', 'group_id', NULL),
+('shard_stay_member', 'expires_at in 2300 (0.7.0)', $$SELECT code FROM booking.shard_stay_member({room}, 'g', '[2031-01-01, 2031-01-02)', '2300-01-01', NULL, NULL, 0)$$, '22023', 'expires_at', NULL),
+('shard_stay_member', 'group_id -1 (0.7.0)', $$SELECT code FROM booking.shard_stay_member({room}, 'g', '[2031-01-01, 2031-01-02)', NULL, -1, NULL, 0)$$, '22023', 'group_id', NULL),
 ('shard_reduce', 'home 1', $$SELECT code FROM booking.shard_reduce({b_conf}, 1, NULL, 1)$$, '22023', 'home', NULL),
 ('shard_move_stay', 'home NULL', $$SELECT code FROM booking.shard_move_stay({b_stay}, '[2031-01-01, 2031-01-02)', NULL, NULL, NULL)$$, '22004', 'home', NULL)
 ) v WHERE to_regproc('booking.reserve_seats') IS NOT NULL;
@@ -375,6 +380,17 @@ SELECT * FROM (VALUES
 ('stats', 'after a reset: no row', $$SELECT count(*)::text FROM booking.stats()$$, NULL, NULL, '^0$'),
 ('stats_reset', 'twice', $$SELECT booking.stats_reset()::text || booking.stats_reset()::text$$, NULL, NULL, '^$')
 ) v WHERE to_regproc('booking.stats') IS NOT NULL;
+
+-- 0.7.0: the grant sets.  Their one argument is a role; a name that is not
+-- one is refused by the regrole cast itself (42704)
+INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result)
+SELECT * FROM (VALUES
+('grant_client', 'role NULL', $$SELECT booking.grant_client(NULL)$$, '22004', 'role', NULL),
+('grant_relay', 'role NULL', $$SELECT booking.grant_relay(NULL)$$, '22004', 'role', NULL),
+('grant_admin', 'role NULL', $$SELECT booking.grant_admin(NULL)$$, '22004', 'role', NULL),
+('grant_client', 'role ''public'' (not a role)', $$SELECT booking.grant_client('public')$$, '42704', 'role', NULL),
+('grant_admin', 'a role of 100 KB', $$SELECT booking.grant_admin(repeat('r', 102400))$$, '42704', 'role', NULL)
+) v WHERE to_regproc('booking.grant_client') IS NOT NULL;
 
 -- every case, with the fixture's ids substituted
 CREATE FUNCTION pg_temp.hostile_run() RETURNS SETOF text LANGUAGE plpgsql AS $run$
