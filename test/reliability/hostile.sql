@@ -389,7 +389,7 @@ SELECT * FROM (VALUES
 ('grant_relay', 'role NULL', $$SELECT booking.grant_relay(NULL)$$, '22004', 'role', NULL),
 ('grant_admin', 'role NULL', $$SELECT booking.grant_admin(NULL)$$, '22004', 'role', NULL),
 ('grant_client', 'role ''public'' (not a role)', $$SELECT booking.grant_client('public')$$, '42704', 'role', NULL),
-('grant_admin', 'a role of 100 KB', $$SELECT booking.grant_admin(repeat('r', 102400))$$, '42704', 'role', NULL)
+('grant_admin', 'a role of 100 KB', $$SELECT booking.grant_admin(repeat('r', 102400)::regrole)$$, '42704', 'role', NULL)
 ) v WHERE to_regproc('booking.grant_client') IS NOT NULL;
 
 -- every case, with the fixture's ids substituted
