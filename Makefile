@@ -4,7 +4,7 @@ EXTVERSION = $(shell grep default_version $(EXTENSION).control | sed -e "s/defau
 
 MODULE_big = booking
 OBJS = src/booking.o src/args.o src/result.o src/spi_util.o src/lock.o \
-	src/tables.o src/shard.o src/route.o src/distribute.o src/call.o src/idempotency.o src/resource.o src/seat.o src/stay.o \
+	src/tables.o src/shard.o src/route.o src/distribute.o src/call.o src/once.o src/idempotency.o src/resource.o src/seat.o src/stay.o \
 	src/slots.o src/hold.o src/events.o src/outbox.o src/waitlist.o src/amend.o src/limit.o src/group.o src/passes.o src/counter.o src/stripes.o src/rowlock.o src/worker.o \
 	src/stats.o
 # sql/booking.sql is the editable script of the current version (pgvector's
@@ -22,7 +22,7 @@ PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers 
 # expected): test sources live in test/, expected outputs in expected/.
 REGRESS = setup resources reserve_seat cancel set_capacity stripes reserve_stay \
 	reserve_stays reserve_stay_any free_slots holds idempotency constraints reclaim seats_left extend_hold_until \
-	guest_limit reserve_seats reduce move_stay set_buffer outbox waitlist stats
+	guest_limit reserve_seats reduce move_stay set_buffer outbox waitlist expansion stats
 REGRESS_OPTS = --inputdir=. --outputdir=test
 ISOLATION = iso_last_seat iso_hot_queue iso_lock_timeout iso_cancel_reserve iso_stay_race \
 	iso_group_order iso_stay_any iso_confirm_expire iso_expire_expire \

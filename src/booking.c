@@ -20,6 +20,7 @@ _PG_init(void)
 	BookingTablesInit();
 	BookingShardInit();
 	BookingCallInit();
+	BookingOnceInit();
 	BookingIdempotencyInit();
 	BookingEventsInit();
 	BookingOutboxInit();

@@ -272,6 +272,11 @@ extern void BookingCallInit(void);
 extern void BookingRunCall(BookingCall *call, BookingResult *res);
 extern Datum BookingCallDatum(FunctionCallInfo fcinfo, BookingCall *call);
 
+/* once.c: the copies of one call that (f(...)).* makes answer its result */
+extern void BookingOnceInit(void);
+extern bool BookingOnceRepeat(FunctionCallInfo fcinfo, BookingResult *res);
+extern void BookingOnceRemember(FunctionCallInfo fcinfo, const BookingResult *res);
+
 /* stats.c: calls, times and lock waits per function and code, in shared memory */
 typedef struct BookingStatsCall
 {

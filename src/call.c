@@ -141,7 +141,8 @@ RunFrame(void *arg)
 /*
  * Runs a call in its own SPI connection and returns its booking.result,
  * built after SPI_finish in the caller's memory context.  booking.stats()
- * counts it (stats.c).
+ * counts it (stats.c); an evaluation that only repeats it is neither run
+ * nor counted (once.c).
  */
 Datum
 BookingCallDatum(FunctionCallInfo fcinfo, BookingCall *call)
@@ -149,11 +150,15 @@ BookingCallDatum(FunctionCallInfo fcinfo, BookingCall *call)
 	BookingResult res;
 	BookingStatsCall sc;
 
+	/* a copy of this call made by (f(...)).* answers its result (once.c) */
+	if (BookingOnceRepeat(fcinfo, &res))
+		return BookingResultDatum(fcinfo, &res);
 	BookingStatsBegin(fcinfo, &sc);
 	SPI_connect();
 	BookingRunCall(call, &res);
 	SPI_finish();
 	BookingStatsEnd(&sc, res.code);
+	BookingOnceRemember(fcinfo, &res);
 	return BookingResultDatum(fcinfo, &res);
 }
 

@@ -298,6 +298,9 @@ BookingForward(FunctionCallInfo fcinfo, const char *twin, int64 home, int64 reso
 	ForwardArgs fa;
 	BookingStatsCall sc;
 
+	/* a copy of this call made by (f(...)).* answers its result (once.c) */
+	if (BookingOnceRepeat(fcinfo, &res))
+		return BookingResultDatum(fcinfo, &res);
 	(void) get_func_signature(fcinfo->flinfo->fn_oid, &sigtypes, &nargs);
 	argtypes = palloc(sizeof(Oid) * (nargs + 1));
 	values = palloc(sizeof(Datum) * (nargs + 1));
@@ -343,5 +346,6 @@ BookingForward(FunctionCallInfo fcinfo, const char *twin, int64 home, int64 reso
 	BookingStatsEnd(&sc, res.code);
 	if (res.code == BOOKING_RETRY)
 		BookingNoteSerializableRetry();
+	BookingOnceRemember(fcinfo, &res);
 	return BookingResultDatum(fcinfo, &res);
 }
