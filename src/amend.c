@@ -182,6 +182,18 @@ MoveStayBody(void *state, BookingResult *res)
 
 	if (!LockLiveBooking(req, &b, false, res))
 		return;
+	/* an ended stay is history: moving it would book anew, past the rules */
+	if (b.ends_at <= life->now)
+	{
+		BookingSetResult(res, BOOKING_INVALID_STATE, life->booking,
+						 "Booking %lld ended at %s; a stay that has ended cannot be moved, book a new one.",
+						 (long long) life->booking, timestamptz_to_str(b.ends_at));
+		return;
+	}
+	/* a move is checked against the guest limit as the stay booked anew */
+	if (req->upper > life->now &&
+		!BookingGuestLimitAllowsMove(&b.resource, life->booking, life->now, res))
+		return;
 	footprint = BookingStayFootprint(req->lower, req->upper, &b.resource);
 	validity = BookingMakeRange(b.created_at, b.expires_at, b.status == BOOKING_STATUS_CONFIRMED);
 

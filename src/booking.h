@@ -417,6 +417,7 @@ typedef struct BookingLocked
 	int32		quantity;
 	bool		is_seat;
 	TimestampTz created_at;
+	TimestampTz ends_at;		/* a stay's end (upper(during)); 0 for seats */
 } BookingLocked;
 
 extern bool BookingLockBooking(BookingLifecycle *req, BookingLocked *b, BookingResult *res);
@@ -434,6 +435,8 @@ extern int64 BookingRunGroup(int n, const int64 *homes, int64 home, BookingMembe
 /* limit.c: what one guest may hold of a resource */
 extern bool BookingGuestLimitAllows(const BookingResource *r, text *guest, int32 quantity,
 									bool stays, TimestampTz now, BookingResult *res);
+extern bool BookingGuestLimitAllowsMove(const BookingResource *r, int64 booking, TimestampTz now,
+										BookingResult *res);
 
 /*
  * SQL for a range [lower, upper) widened by the intervals before and after

@@ -37,7 +37,8 @@ static BookingPlan owner_plan = {
 	2, {INT8OID, INT8OID}
 };
 static BookingPlan read_plan = {
-	"SELECT CAST(status AS pg_catalog.text), expires_at, quantity, during IS NULL, created_at "
+	"SELECT CAST(status AS pg_catalog.text), expires_at, quantity, during IS NULL, created_at, "
+	"pg_catalog.upper(during) "
 	"FROM booking.bookings WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1",
 	2, {INT8OID, INT8OID}
 };
@@ -130,6 +131,7 @@ BookingLockBooking(BookingLifecycle *req, BookingLocked *b, BookingResult *res)
 	b->quantity = BookingGetInt32(0, 3, NULL);
 	b->is_seat = BookingGetBool(0, 4);
 	b->created_at = DatumGetTimestampTz(BookingGetDatum(0, 5, &isnull));
+	b->ends_at = b->is_seat ? 0 : DatumGetTimestampTz(BookingGetDatum(0, 6, &isnull));
 	return true;
 }
 

@@ -35,6 +35,18 @@ static BookingPlan holding_plan = {
 	"AND (during IS NULL OR pg_catalog.upper(during) OPERATOR(pg_catalog.>) $4)",
 	4, {INT8OID, INT8OID, TEXTOID, TIMESTAMPTZOID}
 };
+/* the same for the guest of booking $3, without that booking (move_stay) */
+static BookingPlan others_plan = {
+	"SELECT CAST(COALESCE(pg_catalog.sum(o.quantity), 0) AS pg_catalog.int8) FROM booking.bookings o "
+	"WHERE o.home OPERATOR(pg_catalog.=) $1 AND o.resource_id OPERATOR(pg_catalog.=) $2 "
+	"AND o.guest OPERATOR(pg_catalog.=) (SELECT b.guest FROM booking.bookings b "
+	"WHERE b.home OPERATOR(pg_catalog.=) $1 AND b.id OPERATOR(pg_catalog.=) $3) "
+	"AND o.limited AND o.id OPERATOR(pg_catalog.<>) $3 "
+	"AND o.status IN ('pending'::booking.status, 'confirmed'::booking.status) "
+	"AND (o.expires_at IS NULL OR o.expires_at OPERATOR(pg_catalog.>) $4) "
+	"AND (o.during IS NULL OR pg_catalog.upper(o.during) OPERATOR(pg_catalog.>) $4)",
+	4, {INT8OID, INT8OID, INT8OID, TIMESTAMPTZOID}
+};
 static BookingPlan set_limit_plan = {
 	"UPDATE booking.resources SET guest_limit = $3, version = version OPERATOR(pg_catalog.+) 1 "
 	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1 RETURNING version",
@@ -75,6 +87,32 @@ BookingGuestLimitAllows(const BookingResource *r, text *guest, int32 quantity,
 						 "Guest limit: this guest holds %lld of the %d seats allowed per guest on resource %lld; %d more %s requested.",
 						 (long long) holding, r->guest_limit, (long long) r->id, quantity,
 						 quantity == 1 ? "was" : "were");
+	return false;
+}
+
+/*
+ * Whether a stay of r (row held by the caller) may move to a range that has
+ * not ended: checked as if it were booked anew, so the guest's other stays
+ * plus this one must be within the limit; false with res set otherwise.
+ */
+bool
+BookingGuestLimitAllowsMove(const BookingResource *r, int64 booking, TimestampTz now,
+							BookingResult *res)
+{
+	Datum		values[4] = {Int64GetDatum(r->home), Int64GetDatum(r->id),
+	Int64GetDatum(booking), TimestampTzGetDatum(now)};
+	int64		others;
+
+	if (r->guest_limit <= 0)
+		return true;
+	(void) BookingExecuteLatest(&others_plan, values, NULL, 1);
+	others = BookingGetInt64(0, 1, NULL);
+	if (others + 1 <= r->guest_limit)
+		return true;
+	BookingSetResult(res, BOOKING_GUEST_LIMIT, -1,
+					 "Guest limit: this guest already has %lld other %s of the %d allowed per guest on resource %lld; booking %lld keeps its range.",
+					 (long long) others, others == 1 ? "stay" : "stays", r->guest_limit,
+					 (long long) r->id, (long long) booking);
 	return false;
 }
 

@@ -175,3 +175,37 @@ SELECT id, during FROM booking.bookings WHERE id = :lee;
 -- explicit NULLs mean the defaults
 SELECT ok, code, booking_id, http_status FROM booking.move_stay(:lee, '[2030-07-01, 2030-07-02)', NULL, NULL);
 SELECT id, during FROM booking.bookings WHERE id = :lee;
+
+--
+-- the guest limit (0.7.0): a move is checked as the stay booked anew, its
+-- other stays counted; a stay that has ended is history and is not moved
+--
+SELECT booking.create_resource('limited room') AS lim \gset
+SELECT code FROM booking.set_guest_limit(:lim, 1);
+-- an ended stay (not counted) and a live one: the limit is reached
+SELECT booking_id AS past FROM booking.reserve_stay(:lim, 'una', '[2020-01-01, 2020-01-02)') \gset
+SELECT booking_id AS live FROM booking.reserve_stay(:lim, 'una', '[2032-01-01, 2032-01-02)') \gset
+SELECT code FROM booking.reserve_stay(:lim, 'una', '[2032-02-01, 2032-02-02)');
+-- moving the ended stay beside the live one would give her two: refused
+SELECT ok, code, booking_id, http_status, message FROM booking.move_stay(:past, '[2032-03-01, 2032-03-02)');
+SELECT id, during FROM booking.bookings WHERE id = :past;
+-- the live stay moves freely: it is the one she holds
+SELECT ok, code, http_status FROM booking.move_stay(:live, '[2032-04-01, 2032-04-02)');
+-- two live stays made before the limit was lowered to one: a move of
+-- either counts the other, and is refused; a limit of two lets it move
+SELECT booking.create_resource('cabin') AS cab \gset
+SELECT booking_id AS cab1 FROM booking.reserve_stay(:cab, 'vic', '[2032-01-01, 2032-01-02)') \gset
+SELECT booking_id AS cab2 FROM booking.reserve_stay(:cab, 'vic', '[2032-02-01, 2032-02-02)') \gset
+SELECT code FROM booking.set_guest_limit(:cab, 1);
+SELECT ok, code, http_status, message FROM booking.move_stay(:cab2, '[2032-03-01, 2032-03-02)');
+SELECT code FROM booking.set_guest_limit(:cab, 2);
+SELECT ok, code, http_status FROM booking.move_stay(:cab2, '[2032-03-01, 2032-03-02)');
+-- another guest's stays do not count
+SELECT code FROM booking.set_guest_limit(:cab, 1);
+SELECT booking_id AS wes FROM booking.reserve_stay(:cab, 'wes', '[2032-05-01, 2032-05-02)') \gset
+SELECT ok, code, http_status FROM booking.move_stay(:wes, '[2032-06-01, 2032-06-02)');
+-- an ended stay is not moved on a resource without a limit either
+SELECT booking_id AS old FROM booking.reserve_stay(:cab, 'xia', '[2020-03-01, 2020-03-02)') \gset
+SELECT code FROM booking.set_guest_limit(:cab, NULL);
+SELECT ok, code, http_status, message FROM booking.move_stay(:old, '[2032-07-01, 2032-07-02)');
+SELECT id, guest, during FROM booking.bookings WHERE resource_id IN (:lim, :cab) ORDER BY id;
