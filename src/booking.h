@@ -429,8 +429,9 @@ extern void BookingSetHoldExpired(BookingResult *res, BookingLifecycle *req, Boo
 typedef void (*BookingMemberFn) (void *arg, int i, bool remote, int64 group_id,
 								 BookingResult *res);
 
-extern int64 BookingRunGroup(int n, const int64 *homes, int64 home, BookingMemberFn member,
-							 void *arg, int64 resource, int timeout_ms, BookingResult *res);
+extern int64 BookingRunGroup(int n, const int64 *resources, const int64 *homes, int64 home,
+							 BookingMemberFn member, void *arg, int timeout_ms,
+							 BookingResult *res);
 
 /* limit.c: what one guest may hold of a resource */
 extern bool BookingGuestLimitAllows(const BookingResource *r, text *guest, int32 quantity,

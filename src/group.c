@@ -24,6 +24,7 @@ typedef struct GroupArgs
 	bool		remote;
 	BookingResult *res;
 	int64		first;
+	int			current;		/* the member at work, for a busy answer */
 } GroupArgs;
 
 static bool
@@ -36,6 +37,7 @@ RunMembers(void *arg)
 	{
 		BookingResult mres;
 
+		ga->current = i;
 		ga->member(ga->arg, i, ga->remote, ga->first, &mres);
 		if (mres.code != BOOKING_CREATED)
 		{
@@ -49,18 +51,19 @@ RunMembers(void *arg)
 }
 
 /*
- * Books members 0..n-1 (homes: where each lives; home: where this call
- * runs).  Returns the first member's booking id, or -1 with res set: the
- * first refusal, or busy / retry (naming resource) when the subtransaction
- * failed.
+ * Books members 0..n-1 (resources: each one's resource, homes: where each
+ * lives; home: where this call runs).  Returns the first member's booking
+ * id, or -1 with res set: the first refusal, or busy / retry (naming the
+ * member at work) when the subtransaction failed.
  */
 int64
-BookingRunGroup(int n, const int64 *homes, int64 home, BookingMemberFn member, void *arg,
-				int64 resource, int timeout_ms, BookingResult *res)
+BookingRunGroup(int n, const int64 *resources, const int64 *homes, int64 home,
+				BookingMemberFn member, void *arg, int timeout_ms, BookingResult *res)
 {
-	GroupArgs	ga = {n, member, arg, false, res, -1};
+	GroupArgs	ga = {n, member, arg, false, res, -1, 0};
 	bool		kept = false;
 	BookingGuardOutcome outcome;
+	int64		resource;
 
 	for (int i = 0; i < n; i++)
 		if (BookingDistributed() && (homes[i] != home || BookingForwarding()))
@@ -68,6 +71,7 @@ BookingRunGroup(int n, const int64 *homes, int64 home, BookingMemberFn member, v
 
 	outcome = ga.remote ? BookingRunGuardedRemoteTry(RunMembers, &ga, &kept, homes, n)
 		: BookingRunGuardedTry(RunMembers, &ga, &kept);
+	resource = resources[ga.current];
 	switch (outcome)
 	{
 		case BOOKING_GUARD_DONE:

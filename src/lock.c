@@ -138,7 +138,7 @@ BookingLockOutcome
 BookingWaitGuarded(BookingGuardedFn fn, void *arg, int timeout_ms)
 {
 	int			nestlevel;
-	BookingGuardOutcome outcome;
+	volatile BookingGuardOutcome outcome = BOOKING_GUARD_DONE;
 
 	if (timeout_ms <= 0)
 		return BOOKING_LOCK_BUSY;
@@ -151,10 +151,21 @@ BookingWaitGuarded(BookingGuardedFn fn, void *arg, int timeout_ms)
 		return BOOKING_LOCKED;
 	}
 
+	/*
+	 * Inside a try guard the wait runs in the try's subtransaction
+	 * (spi_util.c), and a timeout ends the try: the wait ends here either way.
+	 */
 	nestlevel = BookingPushLockTimeout(timeout_ms);
-	outcome = BookingRunGuarded(fn, arg);
+	PG_TRY();
+	{
+		outcome = BookingRunGuarded(fn, arg);
+	}
+	PG_FINALLY();
+	{
+		BookingStatsWaitEnd();
+	}
+	PG_END_TRY();
 	BookingPopLockTimeout(nestlevel);
-	BookingStatsWaitEnd();
 	return LockOutcomeOf(outcome);
 }
 

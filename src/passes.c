@@ -173,7 +173,7 @@ ReserveSeatsBody(void *state, BookingResult *res)
 		homes[i] = BookingHome(req->resources[i]);
 		seats += req->quantities[i];
 	}
-	first = BookingRunGroup(req->n, homes, req->home, PassMember, req, req->resources[0],
+	first = BookingRunGroup(req->n, req->resources, homes, req->home, PassMember, req,
 							req->timeout_ms, res);
 	if (first < 0)
 		return;					/* res holds the refusal */

@@ -180,6 +180,9 @@ IsOverlapConstraint(const char *name)
 	return true;
 }
 
+/* try guards (kept != NULL) entered and not yet left */
+static int	try_depth = 0;
+
 /*
  * Runs fn in an internal subtransaction (the pattern of PL/Python's
  * plpy_spi.c) and keeps its work only when fn returns true; false rolls the
@@ -187,6 +190,14 @@ IsOverlapConstraint(const char *name)
  * timeout, a serialization failure, a deadlock and a violation of our own
  * exclusion constraint come back as an outcome; any other error is
  * re-thrown unchanged, because it is a real bug.
+ *
+ * A guard that always keeps its work (kept == NULL) runs fn inline, without
+ * a subtransaction, when it runs inside a try guard, and its errors end the
+ * try.  A row lock taken in a subtransaction that commits into the try is
+ * held, in PostgreSQL's eyes, by the whole transaction: a transaction that
+ * starts waiting for it then goes on waiting for our top-level transaction,
+ * even after the try rolled back and the row is free (a refused pool unit
+ * kept another caller waiting until our caller's transaction ended).
  */
 static BookingGuardOutcome
 RunGuarded(BookingTryFn fn, void *arg, bool *kept, bool remote,
@@ -196,14 +207,25 @@ RunGuarded(BookingTryFn fn, void *arg, bool *kept, bool remote,
 	ResourceOwner oldowner = CurrentResourceOwner;
 	volatile BookingGuardOutcome outcome = BOOKING_GUARD_DONE;
 	volatile bool keep = false;
-	uint64		generation = remote ? BookingShardMapGeneration() : 0;
+	uint64		generation;
 
+	if (kept == NULL && !remote && try_depth > 0)
+	{
+		(void) fn(arg);
+		return BOOKING_GUARD_DONE;
+	}
+
+	generation = remote ? BookingShardMapGeneration() : 0;
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(oldcontext);
 
+	if (kept != NULL)
+		try_depth++;
 	PG_TRY();
 	{
 		keep = fn(arg);
+		if (kept != NULL)
+			try_depth--;
 		if (keep)
 			ReleaseCurrentSubTransaction();
 		else
@@ -215,6 +237,8 @@ RunGuarded(BookingTryFn fn, void *arg, bool *kept, bool remote,
 	{
 		ErrorData  *edata;
 
+		if (kept != NULL)
+			try_depth--;
 		MemoryContextSwitchTo(oldcontext);
 		edata = CopyErrorData();
 		FlushErrorState();

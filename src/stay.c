@@ -422,16 +422,20 @@ static void
 ReserveStaysDistributed(StayRequest *req, BookingResult *res)
 {
 	int			n;
+	int64	   *ids;
 	int64	   *homes;
 	int64		first;
 
 	deconstruct_array(req->resources, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &req->ids, NULL, &n);
+	ids = palloc(sizeof(int64) * n);
 	homes = palloc(sizeof(int64) * n);
 	for (int i = 0; i < n; i++)
-		homes[i] = BookingHome(DatumGetInt64(req->ids[i]));
-	first = BookingRunGroup(n, homes, req->home, GroupMember, req, req->resource,
-							req->timeout_ms, res);
+	{
+		ids[i] = DatumGetInt64(req->ids[i]);
+		homes[i] = BookingHome(ids[i]);
+	}
+	first = BookingRunGroup(n, ids, homes, req->home, GroupMember, req, req->timeout_ms, res);
 	if (first < 0)
 		return;					/* res holds the refusal */
 	SetStayCreated(res, first,
