@@ -489,6 +489,7 @@ extern void BookingWaitlistInit(void);
 extern void BookingWaitlistServe(int64 resource, int timeout_ms, TimestampTz now);
 extern int64 BookingWaitlistServeHome(int64 home, TimestampTz now, int32 batch);
 extern void BookingWaitlistLeft(const BookingResource *r, TimestampTz now);
+extern int32 BookingWaitlistTrim(const BookingResource *r, int32 capacity);
 extern bool BookingWaitlistLetsIn(const BookingResource *r, BookingResult *res);
 
 /* worker.c */

@@ -186,6 +186,7 @@ SetCapacityBody(void *state, BookingResult *res)
 	int32		taken;
 	Datum		values[3];
 	int64		version;
+	int32		ended;
 
 	outcome = BookingLockResource(req->resource, booking_lock_timeout_ms, &r);
 	if (outcome != BOOKING_LOCKED)
@@ -236,12 +237,22 @@ SetCapacityBody(void *state, BookingResult *res)
 				 r.capacity, req->capacity, version);
 		BookingEmitResourceEvent("capacity_changed", &r, payload);
 	}
-	/* seats that a larger capacity, or reclaimed holds, free go to the line first */
+	/*
+	 * Entries that ask for more than the new capacity leave the line; seats
+	 * that a larger capacity, or reclaimed holds, free go to the rest first.
+	 */
+	ended = BookingWaitlistTrim(&r, req->capacity);
 	if (r.waiting > 0)
 		BookingWaitlistServe(r.id, booking_lock_timeout_ms, req->now);
-	BookingSetResult(res, BOOKING_DONE, -1,
-					 "Resource %lld now has capacity %d (version %lld).",
-					 (long long) req->resource, req->capacity, (long long) version);
+	if (ended > 0)
+		BookingSetResult(res, BOOKING_DONE, -1,
+						 "Resource %lld now has capacity %d (version %lld); %d waiting %s for more seats than that left the line.",
+						 (long long) req->resource, req->capacity, (long long) version, ended,
+						 ended == 1 ? "entry that asked" : "entries that asked");
+	else
+		BookingSetResult(res, BOOKING_DONE, -1,
+						 "Resource %lld now has capacity %d (version %lld).",
+						 (long long) req->resource, req->capacity, (long long) version);
 }
 
 /*

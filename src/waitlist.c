@@ -63,6 +63,13 @@ static BookingPlan set_waiting_plan = {
 	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1",
 	3, {INT8OID, INT8OID, INT4OID}
 };
+/* the entries that ask for more than capacity $3 */
+static BookingPlan trim_plan = {
+	"UPDATE booking.bookings SET status = 'cancelled'::booking.status "
+	"WHERE home OPERATOR(pg_catalog.=) $2 AND resource_id OPERATOR(pg_catalog.=) $1 "
+	"AND " WAITING_ENTRY " AND quantity OPERATOR(pg_catalog.>) $3 RETURNING id",
+	3, {INT8OID, INT8OID, INT4OID}
+};
 static BookingPlan lines_plan = {
 	"SELECT id FROM booking.resources WHERE home OPERATOR(pg_catalog.=) $1 "
 	"AND waiting OPERATOR(pg_catalog.>) 0 ORDER BY id LIMIT $2",
@@ -153,6 +160,34 @@ BookingWaitlistServe(int64 resource, int timeout_ms, TimestampTz now)
 		BookingEmitEvent("waitlist_offered", r.home, entry, "waiting", "ok");
 		SetWaiting(&r, r.waiting - 1);
 	}
+}
+
+/*
+ * r (read under its lock) is to have capacity seats in all: the entries that
+ * ask for more could never be served, and the head among them would stall
+ * the line for good, so they leave it (cancelled; each one's event has code
+ * sold_out, join_waitlist's answer for such a quantity).  Returns how many.
+ * The caller offers the seats to the rest afterwards.
+ */
+int32
+BookingWaitlistTrim(const BookingResource *r, int32 capacity)
+{
+	Datum		values[3] = {Int64GetDatum(r->id), Int64GetDatum(r->home), Int32GetDatum(capacity)};
+	int			n;
+	int64	   *ids;
+
+	if (r->waiting <= 0)
+		return 0;
+	n = BookingExecute(&trim_plan, values, NULL, false, 0);
+	if (n == 0)
+		return 0;
+	ids = palloc(sizeof(int64) * n);
+	for (int i = 0; i < n; i++)
+		ids[i] = BookingGetInt64(i, 1, NULL);
+	for (int i = 0; i < n; i++)
+		BookingEmitEvent("cancelled", r->home, ids[i], "waiting", "sold_out");
+	SetWaiting(r, Max(r->waiting - n, 0));
+	return n;
 }
 
 /* An entry of r (read under its lock) left the line: the next may fit now. */

@@ -302,3 +302,48 @@ FROM booking.resources r ORDER BY r.id;
 
 -- the totals of every seat resource
 SELECT * FROM totals WHERE capacity > 0;
+
+--
+-- set_capacity below what waiting entries ask for (0.7.0): such an entry
+-- could never be served and, as the head, would stall the whole line; it
+-- leaves the line (cancelled, an event with code sold_out), and the seats
+-- go to the next entries that fit
+--
+SELECT booking.create_resource('shrink', 6) AS sh \gset
+SELECT code FROM booking.reserve_seat(:sh, 'owner', 3);
+SELECT booking_id AS sh_hold FROM booking.reserve_seat(:sh, 'holder', 3) \gset
+SELECT code, booking_id - :sh_hold AS nth FROM booking.join_waitlist(:sh, 'party', 5);   -- the head: 5 of 6
+SELECT code, booking_id - :sh_hold AS nth FROM booking.join_waitlist(:sh, 'pair', 2);
+SELECT code, booking_id - :sh_hold AS nth FROM booking.join_waitlist(:sh, 'single', 1);
+-- 3 seats free up: the party needs 5, so nobody is offered
+SELECT code FROM booking.cancel(:sh_hold);
+SELECT capacity, seats_left, waiting, entries FROM totals WHERE id = :sh;
+SELECT max(id) AS last_event FROM booking.events \gset
+-- 6 -> 4: the party of 5 can never be served and leaves the line; pair and
+-- single stay (1 seat is free: pair needs 2, single waits behind it)
+SELECT ok, code, message FROM booking.set_capacity(:sh, 4, 1);
+SELECT guest, quantity, status, live_hold FROM line WHERE res = :sh;
+SELECT kind, guest, payload FROM ev WHERE id > :last_event;
+SELECT capacity, seats_left, waiting, entries FROM totals WHERE id = :sh;
+-- the owner cancels its 3: pair gets 2, single 1, and 1 is left
+SELECT max(id) AS last_event FROM booking.events \gset
+SELECT code FROM booking.cancel((SELECT id FROM booking.bookings WHERE guest = 'owner' AND resource_id = :sh));
+SELECT guest, quantity, status, live_hold FROM line WHERE res = :sh;
+SELECT kind, guest FROM ev WHERE id > :last_event;
+SELECT capacity, seats_left, waiting, entries, blocking, taken FROM totals WHERE id = :sh;
+-- an entry exactly at the new capacity stays; one above it leaves
+SELECT booking.create_resource('exact', 4) AS ex \gset
+SELECT code FROM booking.reserve_seat(:ex, 'full', 2);
+SELECT booking_id AS ex_other FROM booking.reserve_seat(:ex, 'other', 2) \gset
+SELECT code FROM booking.join_waitlist(:ex, 'trio', 3);
+SELECT code FROM booking.cancel(:ex_other);
+SELECT ok, code, message FROM booking.set_capacity(:ex, 3, 1);
+SELECT guest, quantity, status FROM line WHERE res = :ex;
+SELECT ok, code, message FROM booking.set_capacity(:ex, 2, 2);
+SELECT guest, quantity, status FROM line WHERE res = :ex;
+SELECT capacity, seats_left, waiting, entries, blocking, taken FROM totals WHERE id = :ex;
+-- a newcomer now buys the free seat: nobody waits
+SELECT code FROM booking.reserve_seat(:sh, 'late', 1);
+SELECT capacity, seats_left, waiting, entries, blocking, taken FROM totals WHERE id = :sh;
+SELECT r.id, r.waiting = (SELECT count(*) FROM booking.bookings b WHERE b.resource_id = r.id AND b.status = 'waiting') AS waiting_counts
+FROM booking.resources r WHERE r.id IN (:sh, :ex) ORDER BY r.id;
