@@ -128,7 +128,13 @@ reserve() {
 	call "SELECT code, http_status, booking_id, replayed, message FROM booking.reserve_seats('{$1}', '$2'${3:+, '{$3}'}${4:-})"
 }
 
-field() { cut -d'|' -f"$1" <<<"$ANSWER"; }
+# field N: field N of ANSWER; an error is all of field 1
+field() {
+	case $ANSWER in
+	*'|'*) cut -d'|' -f"$1" <<<"$ANSWER" ;;
+	*) [ "$1" = 1 ] && echo "$ANSWER" ;;
+	esac
+}
 
 # members R:Q...: the members sorted by resource id
 members() { printf '%s\n' "$@" | sort -t: -k1,1n; }
@@ -352,8 +358,8 @@ deadlocks() {
 dl_before=$(deadlocks)
 t0=$SECONDS
 run_pgbench "race" -c 32 -j 2 -t 25 -D lo1="$lo1" -D hi1="$hi1" -D qlo1=1 -D qhi1=2 \
-	-D lo2="$lo2" -D hi2="$hi2" -D qlo2=1 -D qhi2=2 -f passes_race.pgb
-echo "# race: $((SECONDS - t0)) s"
+	-D lo2="$lo2" -D hi2="$hi2" -D qlo2=1 -D qhi2=2 --failures-detailed -f passes_race.pgb
+echo "# race: $((SECONDS - t0)) s; $(grep -E '^number of (serialization|deadlock) failures' "$CITUS_TMP/pgbench.race.out" | sed 's/^number of //' | paste -sd, -)"
 answers "race pair 1" "kind = 'race1'"
 answers "race pair 2" "kind = 'race2'"
 check_eq "race: no deadlock counted on any node" "$(deadlocks)" "$dl_before"
