@@ -465,8 +465,13 @@ extern bool booking_notify;
 extern void BookingEventsInit(void);
 extern void BookingEventsWorkerStarted(void);
 extern void BookingEventsWorkerStopped(int code, Datum arg);
-extern bool BookingEventsAnnounce(void);
+extern void BookingEventsWorkerNumbering(bool numbering);
+extern bool BookingEventsTakeNews(void);
 extern bool BookingEventsPending(void);
+extern void BookingEventsAnnounce(void);
+extern bool BookingEventsWorkerNumbers(void);
+extern void BookingEventsWakeWorker(void);
+extern void BookingEventsInvalidateNow(void);
 
 /* the shortest time between two of the worker's NOTIFYs: a busy worker is a busy core */
 #define BOOKING_NOTIFY_INTERVAL_MS 50
@@ -482,6 +487,7 @@ extern void BookingEmitResourceEvent(const char *kind, const BookingResource *r,
 extern int	booking_event_retention_s;
 extern void BookingOutboxInit(void);
 extern int64 BookingPurgeEvents(int64 home, TimestampTz now, int32 batch);
+extern int64 BookingNumberAll(int32 batch);
 
 /* waitlist.c: the line of a sold-out resource */
 extern int	booking_waitlist_offer_s;

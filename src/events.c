@@ -4,46 +4,52 @@
  *	  transaction that makes the change, so a rolled-back call leaves none
  *	  and a replayed key (which changes nothing) writes none; and nothing
  *	  while no consumer is registered (BookingEventsWanted).  The row is
- *	  written unnumbered; claim_events numbers it once it has committed
- *	  (outbox.c), which is what keeps a late commit from being skipped.
+ *	  written unnumbered; it is numbered once it has committed (outbox.c),
+ *	  which is what keeps a late commit from being skipped.
  *
  *	  A booking's event copies the booking row as it is after the change,
  *	  read back in C as this transaction wrote it (no SSI predicate lock),
  *	  so callers only say which booking, what kind of change and the status
  *	  it had before.
  *
- *	  While a consumer is registered, relays are woken by NOTIFY
- *	  booking_events.  PostgreSQL serializes the commits of transactions
- *	  that notify (one lock for the whole server, held through the commit),
- *	  which would make every booking that writes an event commit alone.  So
- *	  when the expiry worker serves this database (booking preloaded), a
- *	  transaction that wrote events only marks, once it has committed, that
- *	  there is news, and wakes the worker, which sends one NOTIFY for all
- *	  the commits since its last one, at most one every
- *	  BOOKING_NOTIFY_INTERVAL_MS (worker.c); a relay woken by it finds every
- *	  one of them committed.  Otherwise the transaction notifies
- *	  itself (PostgreSQL folds its identical notifications into one and
- *	  drops those of a rolled-back subtransaction).  Whether a consumer
- *	  exists is read again only after add_consumer or drop_consumer sent a
- *	  relcache invalidation.  Takes no locks beyond the row it inserts.
+ *	  Nothing is sent from the caller's transaction: a transaction that has
+ *	  run NOTIFY cannot PREPARE (two-phase commit), and transactions that
+ *	  notify commit one at a time.  When the expiry worker serves this
+ *	  database (booking preloaded), a transaction that wrote events marks,
+ *	  once it has committed, that there is news, and wakes the worker, which
+ *	  numbers the new events in a transaction of its own and then sends one
+ *	  NOTIFY booking_events for all of them, at most one every
+ *	  BOOKING_NOTIFY_INTERVAL_MS (worker.c).  Otherwise relays poll.
+ *
+ *	  Whether a consumer exists is read again after a relcache invalidation
+ *	  of booking.consumers, and read with a dirty snapshot, so that a
+ *	  registration still in progress counts: add_consumer inserts its row,
+ *	  invalidates at once (not at its commit), then waits only for the
+ *	  booking transactions that were already running (outbox.c).  Takes no
+ *	  locks beyond the row it inserts and a share lock on booking.consumers.
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/pg_type.h"
 #include "commands/async.h"
+#include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "storage/sinval.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "catalog/namespace.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "booking.h"
@@ -76,10 +82,6 @@ static BookingPlan resource_event_plan = {
 	"$3, $4, CAST($5 AS pg_catalog.jsonb), pg_catalog.clock_timestamp())",
 	5, {INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID}
 };
-static BookingPlan consumers_plan = {
-	"SELECT EXISTS (SELECT 1 FROM booking.consumers)", 0, {0}
-};
-
 /*
  * Whether booking.consumers has a row, as this backend last read it; read
  * again after a relcache invalidation of the table, which add_consumer and
@@ -98,13 +100,38 @@ BookingEventsForget(Oid relid)
 }
 
 /*
- * Whether events are written: while a consumer is registered.  Nobody else
- * could ever get them, and so a sale pays nothing for the outbox until it
- * is used.  add_consumer waits for the booking transactions in progress and
- * holds new ones until it commits, and a call reads this after its table
- * locks (which take in the invalidation), so a transaction that commits
- * after add_consumer writes its events.  On Citus, always: the nodes do
- * not share the invalidation.
+ * Whether booking.consumers has a row that is committed, or inserted by a
+ * transaction still in progress (a dirty snapshot): a registration counts
+ * from the moment add_consumer inserted it.  Not an MVCC snapshot, so no
+ * SSI predicate lock is taken.
+ */
+static bool
+ConsumersExist(void)
+{
+	Relation	rel = table_open(consumers_relid, AccessShareLock);
+	SnapshotData dirty;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	bool		found;
+
+	InitDirtySnapshot(dirty);
+	slot = table_slot_create(rel, NULL);
+	scan = table_beginscan(rel, &dirty, 0, NULL);
+	found = table_scan_getnextslot(scan, ForwardScanDirection, slot);
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/*
+ * Whether events are written: while a consumer is registered, or being
+ * registered.  Nobody else could ever get them, and so a sale pays nothing
+ * for the outbox until it is used.  A call reads this after its table locks
+ * (which take in the invalidation add_consumer sends before it waits), and
+ * add_consumer waits for the booking transactions that took theirs before,
+ * so every transaction that commits after add_consumer writes its events.
+ * On Citus, always: the nodes do not share the invalidation.
  */
 bool
 BookingEventsWanted(void)
@@ -114,12 +141,29 @@ BookingEventsWanted(void)
 	if (!consumers_known)
 	{
 		consumers_relid = get_relname_relid("consumers", get_namespace_oid("booking", false));
-		/* the latest committed state, whatever the isolation level */
-		(void) BookingExecuteLatest(&consumers_plan, NULL, NULL, 1);
-		consumers_exist = BookingGetBool(0, 1);
+		if (!OidIsValid(consumers_relid))
+			elog(ERROR, "relation \"booking.consumers\" does not exist");
+		consumers_exist = ConsumersExist();
 		consumers_known = true;
 	}
 	return consumers_exist;
+}
+
+/*
+ * Makes every backend of this database read booking.consumers again at its
+ * next lock (the call's table locks), now: not at commit, as a catalog
+ * change's invalidation would be.
+ */
+void
+BookingEventsInvalidateNow(void)
+{
+	SharedInvalidationMessage msg;
+	Oid			relid = get_relname_relid("consumers", get_namespace_oid("booking", false));
+
+	msg.rc.id = SHAREDINVALRELCACHE_ID;
+	msg.rc.dbId = MyDatabaseId;
+	msg.rc.relId = relid;
+	SendSharedInvalidMessages(&msg, 1);
 }
 
 bool		booking_notify = true;
@@ -127,8 +171,9 @@ bool		booking_notify = true;
 /* news for the worker to pass on: shared, when booking is preloaded */
 typedef struct EventsShared
 {
-	pg_atomic_uint32 pending;	/* a commit wrote events since the last NOTIFY */
+	pg_atomic_uint32 pending;	/* a commit wrote events since the worker last numbered */
 	pg_atomic_uint32 worker_pgprocno;	/* the worker's, +1; 0: no worker */
+	pg_atomic_uint32 worker_numbers;	/* its last pass ran: it numbers events */
 	Oid			worker_database;	/* the database it serves */
 } EventsShared;
 
@@ -136,7 +181,7 @@ static EventsShared *events_shared = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-/* this transaction wrote events that the worker is to announce */
+/* this transaction wrote events that the worker is to number and announce */
 static bool news_at_commit = false;
 
 static void
@@ -160,19 +205,30 @@ EventsShmemStartup(void)
 	{
 		pg_atomic_init_u32(&events_shared->pending, 0);
 		pg_atomic_init_u32(&events_shared->worker_pgprocno, 0);
+		pg_atomic_init_u32(&events_shared->worker_numbers, 0);
 		events_shared->worker_database = InvalidOid;
 	}
 	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Wakes the worker for news, unless news woke it already. */
+static void
+WakeWorker(void)
+{
+	uint32		procno = pg_atomic_read_u32(&events_shared->worker_pgprocno);
+
+	/* only the first commit since the worker last looked wakes it */
+	if (procno > 0 && pg_atomic_exchange_u32(&events_shared->pending, 1) == 0)
+		SetLatch(&ProcGlobal->allProcs[procno - 1].procLatch);
 }
 
 /* After the commit, the news is visible: tell the worker. */
 static void
 EventsXactCallback(XactEvent event, void *arg)
 {
-	uint32		procno;
-
 	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_PARALLEL_COMMIT)
 	{
+		/* a prepared transaction's events are numbered by the worker's next pass */
 		if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
 			event == XACT_EVENT_PREPARE)
 			news_at_commit = false;
@@ -181,21 +237,36 @@ EventsXactCallback(XactEvent event, void *arg)
 	if (!news_at_commit)
 		return;
 	news_at_commit = false;
-	procno = pg_atomic_read_u32(&events_shared->worker_pgprocno);
-	/* only the first commit since the worker's last NOTIFY wakes it */
-	if (procno > 0 && pg_atomic_exchange_u32(&events_shared->pending, 1) == 0)
-		SetLatch(&ProcGlobal->allProcs[procno - 1].procLatch);
+	WakeWorker();
 }
 
-/* Whether the expiry worker announces this database's events. */
+/* Whether the expiry worker runs in this database. */
 static bool
-WorkerAnnounces(void)
+WorkerServes(void)
 {
 	return events_shared != NULL && pg_atomic_read_u32(&events_shared->worker_pgprocno) > 0 &&
 		events_shared->worker_database == MyDatabaseId;
 }
 
-/* The worker: it announces the events of its database from now on. */
+/*
+ * Whether the expiry worker numbers this database's events: it runs here,
+ * and its last pass found the extension at the library's version.
+ */
+bool
+BookingEventsWorkerNumbers(void)
+{
+	return WorkerServes() && pg_atomic_read_u32(&events_shared->worker_numbers) != 0;
+}
+
+/* A claim that leaves the numbering to the worker found events to number. */
+void
+BookingEventsWakeWorker(void)
+{
+	if (WorkerServes())
+		WakeWorker();
+}
+
+/* The worker: it serves the events of its database from now on. */
 void
 BookingEventsWorkerStarted(void)
 {
@@ -203,6 +274,7 @@ BookingEventsWorkerStarted(void)
 		return;
 	events_shared->worker_database = MyDatabaseId;
 	pg_write_barrier();
+	pg_atomic_write_u32(&events_shared->worker_numbers, 0);
 	pg_atomic_write_u32(&events_shared->worker_pgprocno, (uint32) MyProc->pgprocno + 1);
 	on_shmem_exit(BookingEventsWorkerStopped, (Datum) 0);
 }
@@ -211,39 +283,51 @@ void
 BookingEventsWorkerStopped(int code, Datum arg)
 {
 	if (events_shared != NULL)
+	{
 		pg_atomic_write_u32(&events_shared->worker_pgprocno, 0);
+		pg_atomic_write_u32(&events_shared->worker_numbers, 0);
+	}
+}
+
+/* The worker: whether its passes run (it numbers), after each pass. */
+void
+BookingEventsWorkerNumbering(bool numbering)
+{
+	if (events_shared != NULL)
+		pg_atomic_write_u32(&events_shared->worker_numbers, numbering ? 1 : 0);
 }
 
 /*
- * The worker's turn: if a commit wrote events since the last call, one
- * NOTIFY in a transaction of its own.  The flag is cleared first, so a
- * commit after that raises it again and gets a NOTIFY of its own.
+ * The worker: whether a commit wrote events since it last looked; clears
+ * the flag, so that a commit after this raises it again.
  */
 bool
-BookingEventsAnnounce(void)
+BookingEventsTakeNews(void)
 {
-	if (events_shared == NULL || pg_atomic_exchange_u32(&events_shared->pending, 0) == 0)
-		return false;
-	StartTransactionCommand();
-	Async_Notify(NOTIFY_CHANNEL, "");
-	CommitTransactionCommand();
-	return true;
+	return events_shared != NULL && pg_atomic_exchange_u32(&events_shared->pending, 0) != 0;
 }
 
-/* Whether a commit wrote events since the worker's last NOTIFY. */
+/* Whether a commit wrote events since the worker last looked. */
 bool
 BookingEventsPending(void)
 {
 	return events_shared != NULL && pg_atomic_read_u32(&events_shared->pending) != 0;
 }
 
+/* The worker: NOTIFY booking_events, in its own transaction. */
+void
+BookingEventsAnnounce(void)
+{
+	if (booking_notify)
+		Async_Notify(NOTIFY_CHANNEL, "");
+}
+
 void
 BookingEventsInit(void)
 {
 	DefineCustomBoolVariable("booking.notify",
-							 "Whether a transaction that wrote events sends NOTIFY booking_events while a consumer is registered.",
-							 "Notifying transactions commit one at a time; turn it off when every relay polls. "
-							 "Only superusers can change it.",
+							 "Whether the expiry worker sends NOTIFY booking_events after it numbered new events.",
+							 "Turn it off when every relay polls. Only superusers can change it.",
 							 &booking_notify,
 							 true,
 							 PGC_SUSET,
@@ -278,21 +362,15 @@ BookingStatusName(BookingStatus status)
 }
 
 /*
- * NOTIFY booking_events (or news for the worker to announce), if a consumer
- * can hear it.  Not on Citus: its
- * nodes commit a transaction that wrote to several of them with PREPARE
- * TRANSACTION, which a transaction that notified cannot do; relays there
- * poll (docs/events.md).
+ * News for the worker to number and announce after this transaction
+ * commits, when it serves this database.  Never a NOTIFY of our own (see
+ * the header).  Not on Citus, where the coordinator's claims number.
  */
 static void
-NotifyConsumers(void)
+MarkNews(void)
 {
-	if (!booking_notify || BookingDistributed() || !BookingEventsWanted())
-		return;
-	if (WorkerAnnounces())
+	if (!BookingDistributed() && WorkerServes())
 		news_at_commit = true;
-	else
-		Async_Notify(NOTIFY_CHANNEL, "");
 }
 
 static void
@@ -369,7 +447,7 @@ BookingEmitEvent(const char *kind, int64 home, int64 booking, const char *status
 	values[11] = CStringGetTextDatum(DatumGetCString(DirectFunctionCall1(enum_out, b.status)));
 	values[12] = CStringGetTextDatum(code);
 	(void) BookingExecute(&booking_event_plan, values, nulls, false, 0);
-	NotifyConsumers();
+	MarkNews();
 }
 
 /* The event of a change to the resource itself; payload is a JSON object. */
@@ -387,5 +465,5 @@ BookingEmitResourceEvent(const char *kind, const BookingResource *r, const char 
 	values[3] = CStringGetTextDatum(kind);
 	values[4] = CStringGetTextDatum(payload);
 	(void) BookingExecute(&resource_event_plan, values, nulls, false, 0);
-	NotifyConsumers();
+	MarkNews();
 }

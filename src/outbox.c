@@ -1,40 +1,60 @@
 /*
  * outbox.c
  *	  Reading the outbox: booking.add_consumer, drop_consumer, claim_events
- *	  and ack_events, and the purge of old events.
+ *	  and ack_events, the numbering of committed events, and the purge of
+ *	  old events.
  *
- *	  Event rows are written unnumbered (events.c).  claim_events first
- *	  numbers the rows that have committed since the last claim, home by
- *	  home: under the home's sequencer row lock it gives each resource's
- *	  new rows the next numbers of that resource (event_heads), and one
- *	  delivery row per registered consumer.  A row that commits late, after
- *	  rows with higher ids were delivered, is simply numbered by a later
- *	  claim: nothing is read by position, so nothing can be skipped.  A
- *	  relay that finds the sequencer row locked skips numbering (the other
- *	  relay is doing it) and never waits.
+ *	  Event rows are written unnumbered (events.c).  Numbering takes the
+ *	  rows that have committed since, home by home: under the home's
+ *	  sequencer row lock it gives each resource's new rows the next numbers
+ *	  of that resource (event_heads), and one delivery row per registered
+ *	  consumer.  A row that commits late, after rows with higher ids were
+ *	  delivered, is simply numbered later: nothing is read by position, so
+ *	  nothing can be skipped.  Whoever finds the sequencer row locked skips
+ *	  numbering (another one is doing it) and never waits.
  *
- *	  Then it leases up to batch of the consumer's deliveries that are not
- *	  acknowledged and not leased (or whose lease lapsed), FOR UPDATE SKIP
- *	  LOCKED, under a new lease token: concurrent relays get disjoint
+ *	  Who numbers: a claim made in a transaction of its own (its locks end
+ *	  with its statement); and, on one server where the expiry worker serves
+ *	  the database, the worker, in transactions of its own, when a commit
+ *	  wrote events or a claim found some unnumbered.  A claim made inside a
+ *	  larger transaction then numbers nothing, so it holds no numbering lock
+ *	  while its transaction stays open, and the other relays of its consumer
+ *	  get the other events at once.  Without the worker (or on Citus) every
+ *	  claim numbers, in the caller's transaction.
+ *
+ *	  Then a claim leases up to batch of the consumer's deliveries that are
+ *	  not acknowledged and not leased (or whose lease lapsed), FOR UPDATE
+ *	  SKIP LOCKED, under a new lease token: concurrent relays get disjoint
  *	  batches.  ack_events acknowledges only deliveries still leased under
  *	  the token given, so a relay whose lease lapsed and was claimed again
- *	  cannot acknowledge what another relay now holds (fencing).
+ *	  cannot acknowledge what another relay now holds (fencing).  Claims,
+ *	  acknowledgements and drop_consumer run at READ COMMITTED only: each of
+ *	  their statements must see what other relays committed meanwhile.
+ *
+ *	  Registration and numbering: drop_consumer takes every home's
+ *	  sequencer row (waiting), so no numbering is in progress when it
+ *	  deletes the consumer's deliveries, and none can add one after it.
+ *	  add_consumer waits, as CREATE INDEX CONCURRENTLY does, only for the
+ *	  booking transactions that were running when it registered (events.c).
  *
  *	  On Citus every statement here names one home and so runs on the node
  *	  of that shard; the coordinator visits the homes that have work.
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "catalog/namespace.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "booking.h"
@@ -75,6 +95,17 @@ static BookingPlan consumer_names_plan = {
 static BookingPlan make_sequencer_plan = {
 	"INSERT INTO booking.event_heads (home, resource_id, last_seq) VALUES ($1, 0, 0) "
 	"ON CONFLICT (home, resource_id) DO NOTHING",
+	1, {INT8OID}
+};
+/* drop_consumer waits for the numbering in progress */
+static BookingPlan wait_sequencer_plan = {
+	"SELECT 1 FROM booking.event_heads WHERE home OPERATOR(pg_catalog.=) $1 "
+	"AND resource_id OPERATOR(pg_catalog.=) 0 FOR UPDATE",
+	1, {INT8OID}
+};
+/* committed rows that wait for a number (the latest snapshot) */
+static BookingPlan unnumbered_plan = {
+	"SELECT EXISTS (SELECT 1 FROM booking.events WHERE home OPERATOR(pg_catalog.=) $1 AND seq IS NULL)",
 	1, {INT8OID}
 };
 static BookingPlan lock_sequencer_plan = {
@@ -144,21 +175,30 @@ static BookingPlan open_homes_plan = {
 	1, {TEXTOID}
 };
 /*
- * Old events no one still needs: every delivery acknowledged, and numbered
- * (or unnumbered while no consumer exists, so none will ever be).
+ * Old events no one still needs: every delivery of a registered consumer
+ * acknowledged, and numbered (or unnumbered while no consumer exists, so
+ * none will ever be).  A delivery of a consumer that is gone (0.6.0 could
+ * leave some behind) keeps nothing.
  */
 static BookingPlan purge_plan = {
 	"WITH old AS (SELECT e.id FROM booking.events e WHERE e.home OPERATOR(pg_catalog.=) $1 "
 	"AND e.created_at OPERATOR(pg_catalog.<) $2 "
 	"AND (e.seq IS NOT NULL OR NOT EXISTS (SELECT 1 FROM booking.consumers)) "
 	"AND NOT EXISTS (SELECT 1 FROM booking.deliveries d WHERE d.home OPERATOR(pg_catalog.=) $1 "
-	"AND d.event_id OPERATOR(pg_catalog.=) e.id AND d.acked_at IS NULL) LIMIT $3), "
+	"AND d.event_id OPERATOR(pg_catalog.=) e.id AND d.acked_at IS NULL "
+	"AND d.consumer IN (SELECT c.name FROM booking.consumers c)) LIMIT $3), "
 	"gone AS (DELETE FROM booking.deliveries d USING old "
 	"WHERE d.home OPERATOR(pg_catalog.=) $1 AND d.event_id OPERATOR(pg_catalog.=) old.id) "
 	"DELETE FROM booking.events e USING old WHERE e.home OPERATOR(pg_catalog.=) $1 "
 	"AND e.id OPERATOR(pg_catalog.=) old.id",
 	3, {INT8OID, TIMESTAMPTZOID, INT4OID}
 };
+
+static bool MakeSequencer(int64 home);
+static void HoldSequencer(int64 home);
+static void RegistrationXactCallback(XactEvent event, void *arg);
+static void RegistrationSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
+										SubTransactionId parentSubid, void *arg);
 
 void
 BookingOutboxInit(void)
@@ -171,6 +211,8 @@ BookingOutboxInit(void)
 							PGC_SUSET,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
+	RegisterXactCallback(RegistrationXactCallback, NULL);
+	RegisterSubXactCallback(RegistrationSubXactCallback, NULL);
 }
 
 static text *
@@ -206,6 +248,93 @@ RequireConsumer(text *consumer)
 }
 
 /*
+ * A claim, an acknowledgement or a drop must see what other relays
+ * committed meanwhile, in every statement; under a snapshot isolation level
+ * it would number and lease on a stale snapshot and fail with a raw
+ * serialization error for another relay's work.
+ */
+static void
+RequireReadCommitted(const char *fn)
+{
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("booking.%s runs at READ COMMITTED only", fn),
+				 errdetail("This transaction is at %s.",
+						   IsolationIsSerializable() ? "SERIALIZABLE" : "REPEATABLE READ"),
+				 errhint("Call it in a transaction of its own, or begin it with BEGIN ISOLATION LEVEL READ COMMITTED.")));
+}
+
+/* The consumers' relcache entry: every backend reads the list again. */
+static void
+InvalidateConsumers(void)
+{
+	CacheInvalidateRelcacheByRelid(get_relname_relid("consumers", get_namespace_oid("booking", false)));
+}
+
+/* Deletes the deliveries of consumer name in every home, on the latest state. */
+static void
+DropDeliveries(text *name)
+{
+	Datum		values[2] = {PointerGetDatum(name), (Datum) 0};
+	int64	   *homes;
+	int			nhomes = BookingAllHomes(&homes);
+
+	for (int i = 0; i < nhomes; i++)
+	{
+		values[1] = Int64GetDatum(homes[i]);
+		(void) BookingExecute(&drop_deliveries_plan, values, NULL, false, 0);
+	}
+}
+
+/* add_consumer's registration is in progress in this transaction */
+static bool registration_open = false;
+
+/*
+ * A registration that rolls back: the other backends believe, from their
+ * dirty read, that a consumer exists; the invalidation sent at once makes
+ * them read again (a commit sends the transactional one).
+ */
+static void
+RegistrationXactCallback(XactEvent event, void *arg)
+{
+	if (!registration_open)
+		return;
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		BookingEventsInvalidateNow();
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PREPARE)
+		registration_open = false;
+}
+
+static void
+RegistrationSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
+							SubTransactionId parentSubid, void *arg)
+{
+	if (registration_open && event == SUBXACT_EVENT_ABORT_SUB)
+		BookingEventsInvalidateNow();
+}
+
+/*
+ * Waits for the booking transactions that were running when this
+ * registration became visible to them (they hold their table locks from
+ * their first call): they may have decided that no one listens.  New ones
+ * are not held back, as CREATE INDEX CONCURRENTLY does not hold back new
+ * writers: they read the dirty registration at their table locks.
+ */
+static void
+WaitForRunningBookings(void)
+{
+	LOCKTAG    *bookings = palloc(sizeof(LOCKTAG));
+	LOCKTAG    *resources = palloc(sizeof(LOCKTAG));
+
+	SET_LOCKTAG_RELATION(*bookings, MyDatabaseId, BookingTableOid(BOOKING_TABLE_BOOKINGS));
+	SET_LOCKTAG_RELATION(*resources, MyDatabaseId, BookingTableOid(BOOKING_TABLE_RESOURCES));
+	WaitForLockersMultiple(list_make2(bookings, resources), ShareLock, false);
+}
+
+/*
  * add_consumer(name): true when added, false when it existed.  It gets every
  * event numbered from now on, which includes every event that commits
  * after this call does.
@@ -218,16 +347,24 @@ booking_add_consumer(PG_FUNCTION_ARGS)
 	bool		added;
 
 	SPI_connect();
-	/*
-	 * Events are written only while a consumer exists (events.c): wait for
-	 * the booking transactions in progress, which may have decided not to
-	 * write theirs, and hold new ones until this commits, when they learn
-	 * of the consumer through the invalidation sent below.
-	 */
-	if (!BookingDistributed())
-		(void) SPI_execute("LOCK TABLE booking.resources, booking.bookings IN SHARE MODE", false, 0);
 	added = BookingExecute(&add_plan, values, NULL, false, 1) == 1;
-	CacheInvalidateRelcacheByRelid(get_relname_relid("consumers", get_namespace_oid("booking", false)));
+	if (added)
+	{
+		/* deliveries a consumer of this name left behind are not this one's */
+		DropDeliveries(name);
+		/*
+		 * Events are written only while a consumer exists (events.c): the
+		 * row is there for dirty reads; make every backend read again now,
+		 * then wait for the transactions that decided before.
+		 */
+		if (!BookingDistributed())
+		{
+			registration_open = true;
+			BookingEventsInvalidateNow();
+			WaitForRunningBookings();
+		}
+	}
+	InvalidateConsumers();
 	SPI_finish();
 	PG_RETURN_BOOL(added);
 }
@@ -237,26 +374,76 @@ Datum
 booking_drop_consumer(PG_FUNCTION_ARGS)
 {
 	text	   *name = ArgConsumer(fcinfo, 0, "name");
-	Datum		values[2] = {PointerGetDatum(name), (Datum) 0};
+	Datum		values[1] = {PointerGetDatum(name)};
 	bool		dropped;
 	int64	   *homes;
 	int			nhomes;
 
+	RequireReadCommitted("drop_consumer");
 	SPI_connect();
 	dropped = BookingExecute(&drop_plan, values, NULL, false, 1) == 1;
-	CacheInvalidateRelcacheByRelid(get_relname_relid("consumers", get_namespace_oid("booking", false)));
-	nhomes = BookingAllHomes(&homes);
-	for (int i = 0; i < nhomes; i++)
+	InvalidateConsumers();
+	/*
+	 * A numbering in progress read the consumers before this delete and may
+	 * still give the consumer deliveries: wait for it, and keep every other
+	 * one out until this commits (they skip numbering meanwhile), then
+	 * delete what the consumer had.  Each statement here sees what the
+	 * numbering we waited for committed.
+	 */
+	if (dropped)
 	{
-		values[1] = Int64GetDatum(homes[i]);
-		(void) BookingExecute(&drop_deliveries_plan, values, NULL, false, 0);
+		nhomes = BookingAllHomes(&homes);
+		for (int i = 0; i < nhomes; i++)
+			HoldSequencer(homes[i]);
+		DropDeliveries(name);
 	}
 	SPI_finish();
 	PG_RETURN_BOOL(dropped);
 }
 
-/* Numbers the committed unnumbered events of home, unless another relay is. */
+/*
+ * Makes the home's sequencer row if it is missing.  An insert would wait
+ * for another transaction's uncommitted insert of the same row, so the row
+ * is made only under an advisory lock of its own: false when another
+ * transaction holds it (a first claim, or a drop_consumer in progress).
+ */
+static bool
+MakeSequencer(int64 home)
+{
+	LOCKTAG		tag;
+	Datum		values[1] = {Int64GetDatum(home)};
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) home >> 32), (uint32) home,
+						 BOOKING_SEQUENCER_LOCK_SPACE);
+	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		return false;
+	(void) BookingExecute(&make_sequencer_plan, values, NULL, false, 0);
+	return true;
+}
+
+/*
+ * Keeps every numbering of home out until this transaction ends, after
+ * waiting for the one in progress: the sequencer row if there is one, and
+ * the lock under which a first claim makes it (so no claim makes it
+ * meanwhile).
+ */
 static void
+HoldSequencer(int64 home)
+{
+	LOCKTAG		tag;
+	Datum		values[1] = {Int64GetDatum(home)};
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) home >> 32), (uint32) home,
+						 BOOKING_SEQUENCER_LOCK_SPACE);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	(void) BookingExecute(&wait_sequencer_plan, values, NULL, false, 1);
+}
+
+/*
+ * Numbers the committed unnumbered events of home, unless another relay is;
+ * returns how many.
+ */
+static int
 NumberEvents(int64 home, int32 batch)
 {
 	Datum		values[3];
@@ -271,26 +458,15 @@ NumberEvents(int64 home, int32 batch)
 	values[0] = Int64GetDatum(home);
 	if (BookingExecute(&lock_sequencer_plan, values, NULL, false, 1) == 0)
 	{
-		LOCKTAG		tag;
-
-		/*
-		 * The home's first claim makes its sequencer row.  An insert would
-		 * wait for another relay's uncommitted insert of the same row, so
-		 * only the relay that gets this lock at once makes it; the others
-		 * skip numbering this time.
-		 */
-		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) home >> 32), (uint32) home,
-							 BOOKING_SEQUENCER_LOCK_SPACE);
-		if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
-			return;
-		(void) BookingExecute(&make_sequencer_plan, values, NULL, false, 0);
-		if (BookingExecute(&lock_sequencer_plan, values, NULL, false, 1) == 0)
-			return;
+		/* locked by another numbering, or not made yet: this claim makes it */
+		if (!MakeSequencer(home) ||
+			BookingExecute(&lock_sequencer_plan, values, NULL, false, 1) == 0)
+			return 0;
 	}
 	values[1] = Int32GetDatum(batch);
 	n = BookingExecute(&number_plan, values, NULL, false, 0);
 	if (n == 0)
-		return;
+		return 0;
 	ids = palloc(sizeof(int64) * n);
 	resources = palloc(sizeof(Datum) * n);
 	seqs = palloc(sizeof(Datum) * n);
@@ -323,12 +499,48 @@ NumberEvents(int64 home, int32 batch)
 	(void) BookingExecute(&consumer_names_plan, NULL, NULL, false, 1);
 	consumers = BookingGetDatum(0, 1, &isnull);
 	if (isnull)
-		return;
+		return n;
 	for (int i = 0; i < n; i++)
 		resources[i] = Int64GetDatum(ids[i]);
 	values[1] = consumers;
 	values[2] = PointerGetDatum(construct_array(resources, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	(void) BookingExecute(&deliver_plan, values, NULL, false, 0);
+	return n;
+}
+
+/*
+ * The expiry worker's numbering, in its own transaction (one server):
+ * every committed event, batch at a time; returns how many it numbered.
+ */
+int64
+BookingNumberAll(int32 batch)
+{
+	int64		total = 0;
+	int			n;
+
+	if (BookingDistributed())
+		return 0;
+	SPI_connect();
+	do
+	{
+		n = NumberEvents(0, batch);
+		total += n;
+		CHECK_FOR_INTERRUPTS();
+	} while (n == batch);
+	SPI_finish();
+	return total;
+}
+
+/*
+ * Whether a claim numbers: made in a transaction of its own (its locks end
+ * with its statement), or with nobody else to do it.  A claim inside a
+ * larger transaction leaves it to the expiry worker, when the worker serves
+ * this database, so that it holds no numbering lock while it stays open.
+ */
+static bool
+ClaimNumbers(void)
+{
+	return BookingDistributed() || !IsTransactionBlock() || !BookingEventsWorkerNumbers();
 }
 
 /* The homes a claim visits: on one server home 0; on Citus those with work. */
@@ -370,6 +582,7 @@ typedef struct ClaimArgs
 	int32		left;
 	int64		token;
 	TimestampTz until;
+	bool		number;			/* number first (ClaimNumbers) */
 	int			n;				/* rows leased; SPI_tuptable holds them */
 } ClaimArgs;
 
@@ -379,7 +592,16 @@ ClaimHome(void *arg)
 	ClaimArgs  *ca = (ClaimArgs *) arg;
 	Datum		values[6];
 
-	NumberEvents(ca->home, MAX_BATCH);
+	if (ca->number)
+		(void) NumberEvents(ca->home, MAX_BATCH);
+	else
+	{
+		/* committed events the worker has not numbered yet: tell it */
+		values[0] = Int64GetDatum(ca->home);
+		(void) BookingExecuteLatest(&unnumbered_plan, values, NULL, 1);
+		if (BookingGetBool(0, 1))
+			BookingEventsWakeWorker();
+	}
 	values[0] = Int64GetDatum(ca->home);
 	values[1] = PointerGetDatum(ca->consumer);
 	values[2] = TimestampTzGetDatum(ca->now);
@@ -465,6 +687,7 @@ booking_claim_events(PG_FUNCTION_ARGS)
 	ClaimedRow *rows = NULL;
 	int			nrows = 0;
 	TupleDesc	desc = NULL;
+	bool		number;
 
 	/* NULL means the default, as everywhere in the API */
 	batch = PG_ARGISNULL(1) ? 100 : PG_GETARG_INT32(1);
@@ -480,6 +703,8 @@ booking_claim_events(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lease must be greater than zero and at most 3660 days")));
 
+	RequireReadCommitted("claim_events");
+	number = ClaimNumbers();
 	InitMaterializedSRF(fcinfo, 0);
 	SPI_connect();
 	RequireConsumer(consumer);
@@ -493,7 +718,8 @@ booking_claim_events(PG_FUNCTION_ARGS)
 	left = batch;
 	for (int k = 0; k < nhomes && left > 0; k++)
 	{
-		ClaimArgs	ca = {homes[(start + k) % nhomes], consumer, now, left, token, now + lease_us, 0};
+		ClaimArgs	ca = {homes[(start + k) % nhomes], consumer, now, left, token, now + lease_us,
+		number, 0};
 
 		if (!RunHome(ClaimHome, &ca, ca.home, &skipped))
 			continue;
@@ -575,6 +801,7 @@ booking_ack_events(PG_FUNCTION_ARGS)
 				 errmsg("lease_token must not be null")));
 	token = PG_GETARG_INT64(1);
 	events = BookingArgArray(fcinfo, 2, "events", INT8OID, MAX_BATCH, &n);
+	RequireReadCommitted("ack_events");
 
 	SPI_connect();
 	RequireConsumer(consumer);

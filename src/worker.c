@@ -5,6 +5,9 @@
  *	  booking.hold_expire(booking.expire_batch) every booking.expire_interval,
  *	  one transaction and one snapshot per pass, at READ COMMITTED whatever
  *	  the defaults say, in the manner of worker_spi and pg_cron's launcher.
+ *	  Between passes it numbers the outbox's new events when a commit that
+ *	  wrote some wakes it (at most every BOOKING_NOTIFY_INTERVAL_MS, in a
+ *	  transaction of its own, outbox.c) and sends NOTIFY booking_events.
  *
  *	  How it behaves when something goes wrong:
  *	  - SIGTERM is die(), as in core: a pass blocked on a lock ends at once
@@ -209,75 +212,133 @@ PassDelayMs(void)
 }
 
 /*
- * RunPass: one transaction, one snapshot: check the installed version, then
- * call hold_expire.  Returns what it found; *version gets the installed
- * version when it differs from the library's.
+ * BeginWork: a transaction and a snapshot for a pass or a numbering, at
+ * READ COMMITTED whatever the database default, with every lock wait
+ * bounded (a relation lock held by DDL, say): lock_timeout is SET LOCAL to
+ * booking.lock_timeout, undone at the end of the transaction (0, do not
+ * wait, counts as 1 ms, since lock_timeout 0 would mean no limit).
  */
-static WorkerState
-RunPass(char *version, size_t version_len)
+static void
+BeginWork(const char *activity)
 {
-	WorkerState found;
 	char		timeout[32];
-	static char activity[64];	/* debug_query_string points here */
-	int			ret;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
-	/* hold_expire is meant for READ COMMITTED, whatever the database default */
 	XactIsoLevel = XACT_READ_COMMITTED;
-
-	/*
-	 * Bound every lock wait of the pass (a relation lock held by DDL, say):
-	 * SET LOCAL, undone at the end of the transaction.  lock_timeout 0 would
-	 * mean no limit, so booking.lock_timeout 0 (do not wait) counts as 1 ms.
-	 */
 	snprintf(timeout, sizeof(timeout), "%d", Max(booking_lock_timeout_ms, 1));
 	(void) set_config_option("lock_timeout", timeout, PGC_SUSET, PGC_S_SESSION,
 							 GUC_ACTION_LOCAL, true, 0, false);
-
 	SPI_connect();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	snprintf(activity, sizeof(activity), "SELECT booking.hold_expire(%d)", booking_expire_batch);
 	debug_query_string = activity;
 	pgstat_report_activity(STATE_RUNNING, activity);
+}
 
-	ret = SPI_execute("SELECT extversion FROM pg_catalog.pg_extension "
-					  "WHERE extname OPERATOR(pg_catalog.=) 'booking'", true, 1);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute failed reading pg_extension: %s", SPI_result_code_string(ret));
-
-	if (SPI_processed == 0)
-		found = WORKER_NOT_INSTALLED;
-	else
-	{
-		char	   *installed = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-
-		if (installed == NULL || strcmp(installed, BOOKING_EXTVERSION) != 0)
-		{
-			strlcpy(version, installed ? installed : "(null)", version_len);
-			found = WORKER_OTHER_VERSION;
-		}
-		else
-		{
-			Oid			argtypes[1] = {INT4OID};
-			Datum		values[1] = {Int32GetDatum(booking_expire_batch)};
-
-			ret = SPI_execute_with_args("SELECT booking.hold_expire($1)", 1, argtypes, values,
-										NULL, false, 1);
-			if (ret != SPI_OK_SELECT)
-				elog(ERROR, "SPI_execute_with_args failed calling booking.hold_expire: %s",
-					 SPI_result_code_string(ret));
-			found = WORKER_RUNNING;
-		}
-	}
-
+static void
+EndWork(void)
+{
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	debug_query_string = NULL;
 	pgstat_report_stat(true);
 	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/*
+ * InstalledState: whether the extension is installed in the worker's
+ * database at the library's version; *version gets the installed version
+ * when it differs.  In BeginWork's transaction.
+ */
+static WorkerState
+InstalledState(char *version, size_t version_len)
+{
+	int			ret;
+	char	   *installed;
+
+	ret = SPI_execute("SELECT extversion FROM pg_catalog.pg_extension "
+					  "WHERE extname OPERATOR(pg_catalog.=) 'booking'", true, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute failed reading pg_extension: %s", SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		return WORKER_NOT_INSTALLED;
+	installed = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	if (installed == NULL || strcmp(installed, BOOKING_EXTVERSION) != 0)
+	{
+		strlcpy(version, installed ? installed : "(null)", version_len);
+		return WORKER_OTHER_VERSION;
+	}
+	return WORKER_RUNNING;
+}
+
+/*
+ * Numbers the events committed since the last time (outbox.c), in the
+ * current transaction, and sends one NOTIFY booking_events when there was
+ * news or anything to number: a relay woken by it finds them delivered.
+ * From now on claims made inside larger transactions leave the numbering
+ * to this worker.
+ */
+static void
+NumberAndAnnounce(bool news)
+{
+	int64		numbered = BookingNumberAll(booking_expire_batch);
+
+	if (news || numbered > 0)
+		BookingEventsAnnounce();
+	BookingEventsWorkerNumbering(true);
+}
+
+/*
+ * RunPass: one transaction, one snapshot: check the installed version, then
+ * call hold_expire and number what is committed (a transaction prepared for
+ * two-phase commit sends no news when it commits).  Returns what it found;
+ * *version gets the installed version when it differs from the library's.
+ */
+static WorkerState
+RunPass(char *version, size_t version_len)
+{
+	WorkerState found;
+	static char activity[64];	/* debug_query_string points here */
+
+	snprintf(activity, sizeof(activity), "SELECT booking.hold_expire(%d)", booking_expire_batch);
+	BeginWork(activity);
+	found = InstalledState(version, version_len);
+	if (found == WORKER_RUNNING)
+	{
+		Oid			argtypes[1] = {INT4OID};
+		Datum		values[1] = {Int32GetDatum(booking_expire_batch)};
+		int			ret;
+
+		ret = SPI_execute_with_args("SELECT booking.hold_expire($1)", 1, argtypes, values,
+									NULL, false, 1);
+		if (ret != SPI_OK_SELECT)
+			elog(ERROR, "SPI_execute_with_args failed calling booking.hold_expire: %s",
+				 SPI_result_code_string(ret));
+		NumberAndAnnounce(false);
+	}
+	else
+		BookingEventsWorkerNumbering(false);
+	EndWork();
 	return found;
+}
+
+/*
+ * RunNumbering: a commit wrote events (or a claim found some unnumbered):
+ * number them, in a transaction of its own, and announce them.  Runs also
+ * while the passes are off (booking.expire_interval 0).
+ */
+static void
+RunNumbering(void)
+{
+	char		version[NAMEDATALEN];
+
+	BeginWork("booking: numbering events");
+	if (InstalledState(version, sizeof(version)) == WORKER_RUNNING)
+		NumberAndAnnounce(true);
+	else
+		BookingEventsWorkerNumbering(false);
+	EndWork();
 }
 
 /*
@@ -293,9 +354,18 @@ WorkerStep(void)
 
 	CHECK_FOR_INTERRUPTS();
 
-	/* NOTIFY booking_events for the commits that wrote events (events.c) */
-	if (GetCurrentTimestamp() >= next_announce && BookingEventsAnnounce())
+	/*
+	 * Number and announce what the commits since the last time wrote
+	 * (events.c), at most every BOOKING_NOTIFY_INTERVAL_MS: a busy worker is
+	 * a busy core, and one numbering serves many commits.
+	 */
+	if (GetCurrentTimestamp() >= next_announce && BookingEventsTakeNews())
+	{
+		in_pass = true;
+		RunNumbering();
+		in_pass = false;
 		next_announce = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), BOOKING_NOTIFY_INTERVAL_MS);
+	}
 
 	if (ConfigReloadPending)
 	{
@@ -327,7 +397,7 @@ WorkerStep(void)
 		flags |= WL_TIMEOUT;
 	}
 
-	/* news that came too soon after the last NOTIFY: wake for it in time */
+	/* news that came too soon after the last numbering: wake for it in time */
 	if (BookingEventsPending())
 	{
 		long		wait = (long) TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next_announce);
@@ -357,6 +427,8 @@ HandleError(void)
 	edata = CopyErrorData();
 	FlushErrorState();
 	AbortCurrentTransaction();
+	/* until a pass or a numbering succeeds, claims number for themselves */
+	BookingEventsWorkerNumbering(false);
 	debug_query_string = NULL;
 	pgstat_report_activity(STATE_IDLE, NULL);
 	in_pass = false;

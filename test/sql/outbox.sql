@@ -397,3 +397,69 @@ SELECT r.id, r.capacity, booking.seats_left(r.id) AS seats_left,
          AND (b.status = 'confirmed' OR (b.status = 'pending' AND b.expires_at > now()))) AS blocking
 FROM booking.resources r WHERE r.id IN (1, 6, 7)   -- the seat resources
 ORDER BY r.id;
+
+--
+-- 0.7.0: two-phase commit with a consumer registered.  Nothing notifies
+-- from the caller's transaction (this database has no expiry worker: relays
+-- poll), so a booking transaction can PREPARE; its event commits with it
+--
+SELECT booking.add_consumer('tpc');
+BEGIN;
+SELECT ok, code FROM booking.reserve_seat(6, 'two-phase', 1);
+PREPARE TRANSACTION 'booking_outbox_tpc';
+COMMIT PREPARED 'booking_outbox_tpc';
+SELECT guest, kind FROM booking.events WHERE guest = 'two-phase';
+SELECT guest, kind FROM booking.claim_events('tpc');
+
+--
+-- 0.7.0: claims, acknowledgements and drop_consumer run at READ COMMITTED
+-- only (a stale snapshot would number and lease wrong, and fail with a raw
+-- serialization error for another relay's work): a clear error, nothing
+-- done
+--
+SELECT * FROM outbox_written;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT count(*) FROM booking.claim_events('tpc');
+ROLLBACK;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT booking.ack_events('tpc', 1, '{1}');
+ROLLBACK;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT booking.drop_consumer('tpc');
+ROLLBACK;
+SET default_transaction_isolation = 'repeatable read';
+SELECT count(*) FROM booking.claim_events('tpc');
+RESET default_transaction_isolation;
+SELECT * FROM outbox_written;
+-- at READ COMMITTED inside a transaction block, as an ORM's relay does
+BEGIN ISOLATION LEVEL READ COMMITTED;
+SELECT ok, code FROM booking.reserve_seat(6, 'in a block', 1);
+COMMIT;
+BEGIN;
+SELECT guest, kind FROM booking.claim_events('tpc');
+COMMIT;
+
+--
+-- 0.7.0: deliveries of a consumer that is gone (0.6.0's drop_consumer could
+-- race a numbering and leave some) keep no event from the purge, and a
+-- consumer registered later under that name does not get them
+--
+SELECT max(id) AS ghost_event FROM booking.events \gset
+INSERT INTO booking.deliveries (home, consumer, event_id) VALUES (0, 'ghost', :ghost_event);
+SELECT sum(booking.ack_events('tpc', d.lease_token, ARRAY[d.event_id])) AS acked
+  FROM booking.deliveries d WHERE d.consumer = 'tpc' AND d.acked_at IS NULL;
+SELECT consumer, acked_at IS NOT NULL AS acked FROM booking.deliveries WHERE event_id = :ghost_event ORDER BY consumer;
+SET booking.event_retention = '1s';
+UPDATE booking.events SET created_at = created_at - interval '1 day';
+SELECT booking.hold_expire();
+SELECT count(*) AS ghost_event_left FROM booking.events WHERE id = :ghost_event;
+SELECT count(*) AS ghost_deliveries_left FROM booking.deliveries WHERE consumer = 'ghost';
+RESET booking.event_retention;
+SELECT ok, code FROM booking.reserve_seat(6, 'before ghost', 1);
+SELECT count(*) AS numbered FROM booking.claim_events('tpc');
+INSERT INTO booking.deliveries (home, consumer, event_id)
+SELECT 0, 'ghost', id FROM booking.events WHERE guest = 'before ghost';
+SELECT booking.add_consumer('ghost');
+SELECT count(*) AS ghost_gets_old FROM booking.claim_events('ghost');
+SELECT booking.drop_consumer('ghost');
+SELECT booking.drop_consumer('tpc');
