@@ -63,9 +63,8 @@ rel_psql -d postgres -c "SET client_min_messages = warning" \
 	-c "CREATE ROLE $APP LOGIN" -c "CREATE ROLE $NOBODY LOGIN" >/dev/null
 for db in $CLEAN $EVIL; do
 	rel_psql -d "$db" \
-		-c "GRANT USAGE ON SCHEMA booking TO $APP" \
-		-c "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA booking TO $APP" \
-		-c "GRANT SELECT ON booking.resources, booking.bookings TO $APP" \
+		-c "SELECT booking.grant_client('$APP')" \
+		-c "SELECT booking.grant_admin('$APP')" \
 		-c "GRANT USAGE ON SCHEMA booking TO $NOBODY" \
 		-c "GRANT SELECT ON booking.resources, booking.bookings TO $NOBODY" >/dev/null
 done
