@@ -53,21 +53,14 @@ example_begin() {
 		-c "CREATE ROLE ${EXAMPLE_DB}_app LOGIN" \
 		-c "ALTER ROLE ${EXAMPLE_DB}_app SET booking.lock_timeout = '2s'" >/dev/null ||
 		{ echo "not ok - create database $EXAMPLE_DB"; exit 1; }
-	# the narrow web-role grants of docs/reference.md: the service calls the
-	# API and never writes a table
+	# the client grants of docs/reference.md (booking.grant_client): the
+	# service calls the API and never writes a table; GET /metrics also reads
+	# stats() and health(), an admin's calls, granted to it by name
 	example_psql -d "$EXAMPLE_DB" -c "SET client_min_messages = warning" \
 		-c "CREATE EXTENSION booking CASCADE" \
-		-c "GRANT USAGE ON SCHEMA booking TO ${EXAMPLE_DB}_app" \
-		-c "GRANT EXECUTE ON FUNCTION booking.reserve_seat(bigint, text, integer, interval, text, interval),
-		        booking.confirm(bigint, text), booking.cancel(bigint, text), booking.seats_left(bigint),
-		        booking.reduce(bigint, integer, text), booking.stats()
-		      TO ${EXAMPLE_DB}_app" \
-		-c "DO \$\$ BEGIN
-		      -- GET /metrics reads booking.health() where the extension has it
-		      IF pg_catalog.to_regprocedure('booking.health()') IS NOT NULL THEN
-		          EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION booking.health() TO %I', '${EXAMPLE_DB}_app');
-		      END IF;
-		    END \$\$" >/dev/null || { echo "not ok - CREATE EXTENSION booking and grants"; exit 1; }
+		-c "SELECT booking.grant_client('${EXAMPLE_DB}_app')" \
+		-c "GRANT EXECUTE ON FUNCTION booking.stats(), booking.health() TO ${EXAMPLE_DB}_app" \
+		>/dev/null || { echo "not ok - CREATE EXTENSION booking and grants"; exit 1; }
 	echo "ok - database $EXAMPLE_DB with role ${EXAMPLE_DB}_app"
 }
 

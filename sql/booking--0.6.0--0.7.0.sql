@@ -166,3 +166,11 @@ COMMENT ON FUNCTION booking.grant_admin(regrole) IS
 
 REVOKE ALL ON FUNCTION booking.grant_client(regrole), booking.grant_relay(regrole),
     booking.grant_admin(regrole) FROM PUBLIC;
+
+------------------------------------------------------------------------------
+-- the outbox: deliveries of consumers that are gone (0.6.0's drop_consumer
+-- could race a numbering and leave some, which kept their events from the
+-- purge for good)
+------------------------------------------------------------------------------
+DELETE FROM booking.deliveries d
+ WHERE NOT EXISTS (SELECT 1 FROM booking.consumers c WHERE c.name OPERATOR(pg_catalog.=) d.consumer);

@@ -41,12 +41,14 @@ show_stderr() {
 	[ -s "$1" ] && sed 's/^/#   /' "$1" | tail -n 20
 }
 
-# the relay's role: only the outbox calls, none of the web grants
+# the relay's role: a relay's grants (booking.grant_relay), none of the
+# web grants; it also registers its consumer here, an admin's call
 example_psql -d "$EXAMPLE_DB" \
-	-c "REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA booking FROM $ROLE" \
-	-c "GRANT EXECUTE ON FUNCTION booking.add_consumer(text),
-	        booking.claim_events(text, integer, interval), booking.ack_events(text, bigint, bigint[])
-	      TO $ROLE" >/dev/null || { echo "not ok - the relay's grants"; exit 1; }
+	-c "REVOKE ALL ON ALL FUNCTIONS IN SCHEMA booking FROM $ROLE" \
+	-c "REVOKE ALL ON ALL TABLES IN SCHEMA booking FROM $ROLE" \
+	-c "SELECT booking.grant_relay('$ROLE')" \
+	-c "GRANT EXECUTE ON FUNCTION booking.add_consumer(text) TO $ROLE" >/dev/null ||
+	{ echo "not ok - the relay's grants"; exit 1; }
 RESOURCE=$(sql "SELECT booking.create_resource('concert', 1000)") || { echo "not ok - create_resource"; exit 1; }
 # events are written while a consumer is registered: register it before
 # the sales, as a deployment would (the relay finds it there)
