@@ -2,7 +2,8 @@
 #
 # example_begin NAME: a database NAME with the extension, and a login role
 #   NAME_app that has only the grants a web role needs. Uses the cluster named by
-#   PGHOST/PGPORT/PGUSER (test/run.sh sets them); without PGHOST, starts a private
+#   PGHOST/PGPORT/PGUSER (test/run.sh sets them); without PGHOST, or with
+#   EXAMPLE_CLUSTER_CONF set (postgresql.conf lines for it), starts a private
 #   throwaway cluster on port ${BOOKING_EXAMPLE_PORT:-54345} (the extension must
 #   be installed).
 # example_serve COMMAND...: starts the service with PORT=0, as NAME_app on NAME,
@@ -36,10 +37,17 @@ example_cleanup() {
 }
 
 example_begin() {
+	local conf=()
+	# EXAMPLE_CLUSTER_CONF: postgresql.conf lines, one per line, for a
+	# cluster of the example's own (started even when PGHOST is set)
+	if [ -n "${EXAMPLE_CLUSTER_CONF:-}" ]; then
+		mapfile -t conf <<<"$EXAMPLE_CLUSTER_CONF"
+		unset PGHOST PGPORT
+	fi
 	if [ -z "${PGHOST:-}" ]; then
 		. "$EXAMPLES_DIR/../test/lib/cluster.sh"
 		booking_need_packages || exit 1
-		booking_cluster_start "${BOOKING_EXAMPLE_PORT:-54345}" || exit 1
+		booking_cluster_start "${BOOKING_EXAMPLE_PORT:-54345}" "${conf[@]}" || exit 1
 		EXAMPLE_OWN_CLUSTER=1
 	fi
 	export PATH="${BOOKING_PG_BIN:-/usr/lib/postgresql/15/bin}:$PATH"
