@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # stats.sh: booking.stats() on a cluster of its own that preloads the library
-# (the test cluster does not, so there the regress test only sees the
-# NOTICE of expected/stats_1.out).
+# (test/run.sh's test cluster preloads it too, and its regress stage runs the
+# stats test there; this cluster keeps the counters of the load below apart
+# from everything else the suite calls).
 #  1. The pg_regress files setup and stats give exactly expected/stats.out:
 #     exact counts per function and code, twins under their public name,
 #     track_stats off, an error caught by a savepoint, the reset.

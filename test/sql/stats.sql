@@ -1,10 +1,10 @@
 -- stats: booking.stats() and booking.stats_reset().  The counters live in
 -- shared memory, so they need booking in shared_preload_libraries:
--- expected/stats.out is the output on a server that preloads it
--- (test/reliability/stats.sh runs this file on one), expected/stats_1.out
--- on a server that does not (test/run.sh's cluster), where every call of
--- stats() and stats_reset() says why nothing is counted.  The counters are
--- cluster-wide: nothing else may call the API while this runs.
+-- expected/stats.out is the output on a server that preloads it, as
+-- test/run.sh's cluster does (and test/reliability/stats.sh's).  There is no
+-- output for a server that does not: there stats() counts nothing and says
+-- so, and this test fails.  The counters are cluster-wide: nothing else may
+-- call the API while this runs.
 SET client_min_messages = notice;
 SELECT booking.stats_reset();
 
