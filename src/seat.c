@@ -63,7 +63,7 @@ static BookingPlan peek_plan = {
 	/* striped: is there a stripe that can serve the quantity alone? */
 	"r.stripes OPERATOR(pg_catalog.>) 1 AND EXISTS (SELECT 1 FROM booking.resource_stripes s "
 	"WHERE s.home OPERATOR(pg_catalog.=) $4 AND s.resource_id OPERATOR(pg_catalog.=) $1 "
-	"AND s.free OPERATOR(pg_catalog.>=) $3) "
+	"AND s.free OPERATOR(pg_catalog.>=) $3), r.waiting "
 	"FROM booking.resources r WHERE r.home OPERATOR(pg_catalog.=) $4 AND r.id OPERATOR(pg_catalog.=) $1",
 	4, {INT8OID, TIMESTAMPTZOID, INT4OID, INT8OID}
 };
@@ -604,6 +604,20 @@ TakeSeats(SeatRequest *req, BookingResult *res)
 	capacity = BookingGetInt32(0, 1, NULL);
 	taken = BookingGetInt32(0, 2, NULL);
 	stripes = BookingGetInt32(0, 4, NULL);
+	/*
+	 * A line in the latest committed state: freed seats go to it, not to
+	 * us.  Decided here, as the locked paths decide it, and not by a wait
+	 * that lock_timeout 0 would answer busy.
+	 */
+	{
+		BookingResource line;
+
+		memset(&line, 0, sizeof(line));
+		line.id = req->resource;
+		line.waiting = BookingGetInt32(0, 6, NULL);
+		if (!BookingWaitlistLetsIn(&line, res))
+			return false;
+	}
 	/*
 	 * Go to the stripes first next time only while one can serve: once they
 	 * run dry, a sold-out answer should not pay for a failed attempt first.
