@@ -402,6 +402,20 @@ booking_drop_consumer(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The advisory lock under which a home's sequencer row is made (see
+ * MakeSequencer): false when wait is false and another transaction holds it.
+ */
+static bool
+LockSequencerMaking(int64 home, bool wait)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) home >> 32), (uint32) home,
+						 BOOKING_SEQUENCER_LOCK_SPACE);
+	return LockAcquire(&tag, ExclusiveLock, false, !wait) != LOCKACQUIRE_NOT_AVAIL;
+}
+
+/*
  * Makes the home's sequencer row if it is missing.  An insert would wait
  * for another transaction's uncommitted insert of the same row, so the row
  * is made only under an advisory lock of its own: false when another
@@ -410,12 +424,9 @@ booking_drop_consumer(PG_FUNCTION_ARGS)
 static bool
 MakeSequencer(int64 home)
 {
-	LOCKTAG		tag;
 	Datum		values[1] = {Int64GetDatum(home)};
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) home >> 32), (uint32) home,
-						 BOOKING_SEQUENCER_LOCK_SPACE);
-	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+	if (!LockSequencerMaking(home, false))
 		return false;
 	(void) BookingExecute(&make_sequencer_plan, values, NULL, false, 0);
 	return true;
@@ -430,12 +441,9 @@ MakeSequencer(int64 home)
 static void
 HoldSequencer(int64 home)
 {
-	LOCKTAG		tag;
 	Datum		values[1] = {Int64GetDatum(home)};
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) home >> 32), (uint32) home,
-						 BOOKING_SEQUENCER_LOCK_SPACE);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	(void) LockSequencerMaking(home, true);
 	(void) BookingExecute(&wait_sequencer_plan, values, NULL, false, 1);
 }
 
