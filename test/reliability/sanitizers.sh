@@ -85,8 +85,11 @@ export UBSAN_OPTIONS='print_stacktrace=1:log_path=$san_logs/ubsan'
 exec '$REL_PGBIN/postgres' "\$@"
 EOF
 chmod 755 "$REL_POSTGRES"
+# preloaded, as the test command's cluster is: the regress test stats
+# counts in shared memory (and the worker and shmem code run under ASan)
 if rel_cluster_start asan "$ASAN_PORT" "dynamic_library_path = '$build:\$libdir'" "max_connections = 60" \
-	"shared_buffers = 128MB" "max_prepared_transactions = 10" "jit = off"; then
+	"shared_buffers = 128MB" "max_prepared_transactions = 10" "jit = off" \
+	"shared_preload_libraries = 'booking'"; then
 	pass "a cluster of its own on port $ASAN_PORT, with the ASan runtime preloaded"
 else
 	fail "a cluster of its own on port $ASAN_PORT, with the ASan runtime preloaded"
