@@ -29,7 +29,7 @@
 # runs.  The whole run, build included, has a budget too
 # (BOOKING_TIMEOUT_TOTAL, default 1500 s): a stage gets at most what is left
 # of it, and a stage that no time is left for fails without running.  A full
-# run takes about 13 minutes on 2 cores (the citus stage 6 to 7 of them).
+# run takes about 14 minutes on 2 cores (the citus stage 6 to 7 of them).
 #
 # Environment:
 #   BOOKING_TEST_PORT=N     the test cluster's port (default 54329); the
