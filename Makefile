@@ -48,4 +48,4 @@ sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
 src/worker.o src/worker.bc: $(EXTENSION).control
 
 # every file includes src/booking.h: a change to its structs must rebuild them all
-$(OBJS) $(OBJS:.o=.bc): src/booking.h
+$(OBJS) $(OBJS:.o=.bc): src/booking.h src/compat.h

@@ -16,6 +16,7 @@
 #include "catalog/pg_type.h"
 
 #include "booking.h"
+#include "compat.h"
 
 static void
 RequireNotNull(FunctionCallInfo fcinfo, int argno, const char *name)
@@ -284,7 +285,7 @@ BookingMakeRange(TimestampTz lower, TimestampTz upper, bool upper_infinite)
 	hi.infinite = upper_infinite;
 	hi.inclusive = false;
 	hi.lower = false;
-	return RangeTypePGetDatum(make_range(typcache, &lo, &hi, false));
+	return RangeTypePGetDatum(make_range(typcache, &lo, &hi, false, NULL));
 }
 
 /*

@@ -9,7 +9,12 @@
 
 #include "booking.h"
 
+/* 18 names the module and its version (pg_get_loaded_modules()) */
+#ifdef PG_MODULE_MAGIC_EXT
+PG_MODULE_MAGIC_EXT(.name = "booking", .version = BOOKING_EXTVERSION);
+#else
 PG_MODULE_MAGIC;
+#endif
 
 void		_PG_init(void);
 

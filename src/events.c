@@ -53,6 +53,7 @@
 #include "utils/timestamp.h"
 
 #include "booking.h"
+#include "compat.h"
 
 #define NOTIFY_CHANNEL "booking_events"
 
@@ -219,7 +220,7 @@ WakeWorker(void)
 
 	/* only the first commit since the worker last looked wakes it */
 	if (procno > 0 && pg_atomic_exchange_u32(&events_shared->pending, 1) == 0)
-		SetLatch(&ProcGlobal->allProcs[procno - 1].procLatch);
+		SetLatch(&GetPGProcByNumber(procno - 1)->procLatch);
 }
 
 /* After the commit, the news is visible: tell the worker. */
@@ -275,7 +276,7 @@ BookingEventsWorkerStarted(void)
 	events_shared->worker_database = MyDatabaseId;
 	pg_write_barrier();
 	pg_atomic_write_u32(&events_shared->worker_numbers, 0);
-	pg_atomic_write_u32(&events_shared->worker_pgprocno, (uint32) MyProc->pgprocno + 1);
+	pg_atomic_write_u32(&events_shared->worker_pgprocno, (uint32) GetNumberFromPGProc(MyProc) + 1);
 	on_shmem_exit(BookingEventsWorkerStopped, (Datum) 0);
 }
 
@@ -421,8 +422,9 @@ BookingEmitEvent(const char *kind, int64 home, int64 booking, const char *status
 {
 	BookingOwnBooking b;
 	Datum		values[13];
-	char		nulls[13] = "             ";
+	char		nulls[13];
 
+	memset(nulls, ' ', sizeof(nulls));
 	if (!BookingEventsWanted())
 		return;
 	if (!BookingRowReadOwnBooking(home, booking, &b))
@@ -455,8 +457,9 @@ void
 BookingEmitResourceEvent(const char *kind, const BookingResource *r, const char *payload)
 {
 	Datum		values[5];
-	char		nulls[5] = "     ";
+	char		nulls[5];
 
+	memset(nulls, ' ', sizeof(nulls));
 	if (!BookingEventsWanted())
 		return;
 	values[0] = Int64GetDatum(r->home);

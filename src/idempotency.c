@@ -45,6 +45,7 @@
 #include "utils/timestamp.h"
 
 #include "booking.h"
+#include "compat.h"
 
 /* the advisory lock space of the key locks (field 4; the SQL functions use 1 and 2) */
 #define BOOKING_KEY_LOCK_SPACE 3
@@ -232,7 +233,7 @@ ProbeKey(BookingKey *key, TransactionId *xwait, BookingResult *res)
 	/* lock first: invalidations that arrive with the lock are seen below */
 	rel = table_open(relid, AccessShareLock);
 	LoadKeyColumns(RelationGetRelid(rel));
-	pkey = RelationGetPrimaryKeyIndex(rel);
+	pkey = RelationGetPrimaryKeyIndex(rel, false);
 	if (!OidIsValid(pkey))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -331,7 +332,7 @@ BookingClaimKey(BookingKey *key, int timeout_ms, TimestampTz now, BookingResult 
 		 * The first request returned but its transaction is still open: wait
 		 * for that transaction, then look again.
 		 */
-		if (ConditionalXactLockTableWait(xwait))
+		if (ConditionalXactLockTableWait(xwait, false))
 			continue;
 		outcome = WaitBounded(WaitForXact, &xwait, timeout_ms, &deadline);
 		if (outcome != BOOKING_LOCKED)
@@ -393,8 +394,9 @@ static void
 StoreKeyStatement(BookingKey *key, const BookingResult *res, TimestampTz now)
 {
 	Datum		values[9];
-	char		nulls[9] = "         ";
+	char		nulls[9];
 
+	memset(nulls, ' ', sizeof(nulls));
 	values[0] = CStringGetTextDatum(key->key);
 	values[1] = CStringGetTextDatum(key->request);
 	values[2] = BoolGetDatum(BookingCodeIsOk(res->code));

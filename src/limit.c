@@ -129,9 +129,10 @@ SetGuestLimitBody(void *state, BookingResult *res)
 	BookingResource r;
 	BookingLockOutcome outcome;
 	Datum		values[3];
-	char		nulls[3] = "   ";
+	char		nulls[3];
 	int64		version;
 
+	memset(nulls, ' ', sizeof(nulls));
 	/* the row, then every stripe: no sale of the old rule is still open */
 	outcome = BookingLockResource(req->resource, booking_lock_timeout_ms, &r);
 	if (outcome == BOOKING_LOCKED)

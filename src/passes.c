@@ -129,9 +129,10 @@ ForwardMember(PassRequest *req, int64 resource, int32 quantity, int64 group_id, 
 {
 	Oid			types[7] = {INT8OID, TEXTOID, INT4OID, TIMESTAMPTZOID, INT8OID, INTERVALOID, INT8OID};
 	Datum		values[7];
-	char		nulls[7] = "       ";
+	char		nulls[7];
 	Interval   *wait = palloc0(sizeof(Interval));
 
+	memset(nulls, ' ', sizeof(nulls));
 	wait->time = (int64) req->timeout_ms * 1000;
 	values[0] = Int64GetDatum(resource);
 	values[1] = PointerGetDatum(req->guest);

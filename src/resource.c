@@ -89,10 +89,11 @@ booking_create_resource(PG_FUNCTION_ARGS)
 	text	   *name;
 	int32		capacity;
 	Datum		values[6];
-	char		nulls[6] = "      ";
+	char		nulls[6];
 	int64		id;
 	int64		home;
 
+	memset(nulls, ' ', sizeof(nulls));
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

@@ -51,6 +51,7 @@
 #include "utils/timestamp.h"
 
 #include "booking.h"
+#include "compat.h"
 
 /*
  * advisory lock class of the waiting queue (pg_locks.objsubid): 16977 for a
@@ -176,14 +177,14 @@ BeginLatestScan(LatestScan *ls, BookingTable table, int64 home, const char *colu
 	/* our own earlier statements count, as they would for the next one */
 	CommandCounterIncrement();
 	ls->rel = OpenTable(table, home);
-	ls->pkey = index_open(RelationGetPrimaryKeyIndex(ls->rel), AccessShareLock);
+	ls->pkey = index_open(RelationGetPrimaryKeyIndex(ls->rel, false), AccessShareLock);
 	ScanKeyInit(&skey[0], IndexColumnOf(ls->pkey, ColumnOf(ls->rel, "home")),
 				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(home));
 	ScanKeyInit(&skey[1], IndexColumnOf(ls->pkey, ColumnOf(ls->rel, column)),
 				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(key));
 	ls->snapshot = RegisterSnapshot(GetLatestSnapshot());
 	ls->slot = table_slot_create(ls->rel, NULL);
-	ls->scan = index_beginscan(ls->rel, ls->pkey, ls->snapshot, 2, 0);
+	ls->scan = index_beginscan(ls->rel, ls->pkey, ls->snapshot, NULL, 2, 0);
 	index_rescan(ls->scan, skey, 2, NULL, 0);
 }
 
@@ -414,13 +415,13 @@ BookingRowReadOwnBooking(int64 home, int64 id, BookingOwnBooking *b)
 	else
 		relid = BookingTableOid(BOOKING_TABLE_BOOKINGS);
 	rel = table_open(relid, RowExclusiveLock);
-	pkey = index_open(RelationGetPrimaryKeyIndex(rel), AccessShareLock);
+	pkey = index_open(RelationGetPrimaryKeyIndex(rel, false), AccessShareLock);
 	ScanKeyInit(&skey[0], IndexColumnOf(pkey, ColumnOf(rel, "home")),
 				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(home));
 	ScanKeyInit(&skey[1], IndexColumnOf(pkey, ColumnOf(rel, "id")),
 				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
 	slot = table_slot_create(rel, NULL);
-	scan = index_beginscan(rel, pkey, SnapshotSelf, 2, 0);
+	scan = index_beginscan(rel, pkey, SnapshotSelf, NULL, 2, 0);
 	index_rescan(scan, skey, 2, NULL, 0);
 	found = index_getnext_slot(scan, ForwardScanDirection, slot);
 	if (!found)

@@ -169,9 +169,10 @@ static int64
 InsertStay(StayRequest *req, const BookingResource *r)
 {
 	Datum		values[10];
-	char		nulls[10] = "          ";
+	char		nulls[10];
 	int64		home = r->home;
 
+	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int64GetDatum(r->id);
 	values[1] = PointerGetDatum(req->guest);
 	values[2] = req->during;
@@ -336,11 +337,12 @@ StayMember(StayRequest *req, int64 resource, int64 group_id, BookingResult *res)
 {
 	int64		home = BookingHome(resource);
 	Datum		values[11];
-	char		nulls[11] = "           ";
+	char		nulls[11];
 	BookingResource r;
 	BookingLockOutcome outcome;
 	ItemPointerData tid;
 
+	memset(nulls, ' ', sizeof(nulls));
 	if (!IsolationIsSerializable() && !PrecheckStay(req, resource, &r, &tid, res))
 		return;
 	outcome = BookingLockResource(resource, req->timeout_ms, &r);
@@ -381,9 +383,10 @@ ForwardMember(StayRequest *req, int64 resource, int64 group_id, BookingResult *r
 {
 	Oid			types[7] = {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, INT8OID, INTERVALOID, INT8OID};
 	Datum		values[7];
-	char		nulls[7] = "       ";
+	char		nulls[7];
 	Interval   *wait = palloc0(sizeof(Interval));
 
+	memset(nulls, ' ', sizeof(nulls));
 	wait->time = (int64) req->timeout_ms * 1000;
 	values[0] = Int64GetDatum(resource);
 	values[1] = PointerGetDatum(req->guest);
@@ -449,7 +452,7 @@ ReserveStaysBody(void *state, BookingResult *res)
 	StayRequest *req = (StayRequest *) state;
 	Datum		ids = PointerGetDatum(req->resources);
 	Datum		values[7];
-	char		nulls[7] = "       ";
+	char		nulls[7];
 	Datum	   *elems;
 	int			nelems;
 	int64		first_id;
@@ -458,6 +461,7 @@ ReserveStaysBody(void *state, BookingResult *res)
 	BookingGuardOutcome outcome;
 	bool		kept = false;
 
+	memset(nulls, ' ', sizeof(nulls));
 	if (BookingDistributed())
 	{
 		ReserveStaysDistributed(req, res);

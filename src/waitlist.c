@@ -242,10 +242,11 @@ JoinBody(void *state, BookingResult *res)
 	BookingResource r;
 	BookingLockOutcome outcome;
 	Datum		values[5];
-	char		nulls[5] = "     ";
+	char		nulls[5];
 	int64		free;
 	int64		entry;
 
+	memset(nulls, ' ', sizeof(nulls));
 	outcome = BookingLockResource(req->resource, booking_lock_timeout_ms, &r);
 	if (outcome != BOOKING_LOCKED)
 	{
