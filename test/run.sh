@@ -122,7 +122,10 @@ stage_installcheck() {
 	# streamed, so that a stage that times out shows the test it hung in
 	make -s installcheck "${args[@]}" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
-	count_lines "$log" '^(test |     ).* \.\.\. ok( |$)' '^(test |     ).* \.\.\. (FAILED|failed)'
+	# PostgreSQL 15's pg_regress prints "test NAME ... ok", 17's TAP-like
+	# "ok N - NAME"
+	count_lines "$log" '^(test |     ).* \.\.\. ok( |$)|^ok [0-9]+ +[-+] ' \
+		'^(test |     ).* \.\.\. (FAILED|failed)|^not ok [0-9]+ +[-+] '
 	if [ "$rc" -ne 0 ]; then
 		for f in test/regression.diffs test/output_iso/regression.diffs; do
 			[ -s "$f" ] && head -n 200 "$f"

@@ -1,6 +1,6 @@
 # test/lib/cluster.sh: sourced by the demo, the tests and the benchmark.
 # Installs what is missing, builds and installs the extension, and runs a
-# private throwaway PostgreSQL 15 cluster as the postgres user: its own data
+# private throwaway PostgreSQL cluster (15, or BOOKING_PG_BIN's major) as the postgres user: its own data
 # dir, socket dir and port. It never touches a cluster it did not create.
 # The cluster's directory is made under TMPDIR (default /tmp), so that several
 # checkouts testing side by side keep their clusters apart; TMPDIR must be a
@@ -11,15 +11,18 @@
 # several checkouts can build, install and test side by side without sharing
 # one installed booking.so
 BOOKING_PG_BIN=${BOOKING_PG_BIN:-/usr/lib/postgresql/15/bin}
+# the major of that installation, from its path (Debian's layout), else 15;
+# the version stages run these scripts inside a chroot of that major
+BOOKING_PG_MAJOR=${BOOKING_PG_MAJOR:-$(echo "$BOOKING_PG_BIN" | sed -n 's#.*/postgresql/\([0-9][0-9]*\)/bin/*$#\1#p')}
+BOOKING_PG_MAJOR=${BOOKING_PG_MAJOR:-15}
 
 booking_need_packages() {
-	local pkgs="postgresql-15 postgresql-server-dev-15 postgresql-contrib-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl make gcc $*"
+	local m=$BOOKING_PG_MAJOR
+	local pkgs="postgresql-$m postgresql-server-dev-$m postgresql-$m-pgtap libtap-parser-sourcehandler-pgtap-perl make gcc $*"
 	local missing="" p
 	for p in $pkgs; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
 	done
-	# postgresql-contrib-15 is a virtual name on Debian 12: postgresql-15 ships contrib
-	missing=$(echo "$missing" | sed 's/ postgresql-contrib-15//')
 	if [ -n "$missing" ]; then
 		echo "== installing:$missing"
 		export DEBIAN_FRONTEND=noninteractive

@@ -10,7 +10,9 @@ CREATE EXTENSION booking CASCADE;
 SET TimeZone = 'UTC';
 SHOW TimeZone;
 
-SELECT e.extname, e.extversion, n.nspname AS schema, e.extrelocatable
+-- btree_gist's version is the server's (1.7 up to 17, 1.8 on 18)
+SELECT e.extname, CASE WHEN e.extname = 'booking' THEN e.extversion END AS extversion,
+       n.nspname AS schema, e.extrelocatable
 FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
 WHERE e.extname IN ('booking', 'btree_gist')
 ORDER BY 1;
