@@ -68,6 +68,14 @@ cp "$ROOT"/expected/*.out citus_distribute.out expected/*.out "$S/expected/"
 chmod -R a+rwX "$S"
 PGXS_DIR=$("$CITUS_PGBIN/pg_config" --pkglibdir)/pgxs/src/test
 
+# report_lines LOG: "name ok" / "name failed" per test of pg_regress's
+# report: 15's "test name ... ok", 17's TAP-like "ok 1 - name"
+report_lines() {
+	sed -n -e 's/^\(test\|    \) *\([a-z_0-9]*\) *\.\.\. *\(ok\|FAILED\|failed\).*/\2 \3/p' \
+		-e 's/^ok [0-9][0-9]* *[-+] *\([a-z_0-9]*\) .*/\1 ok/p' \
+		-e 's/^not ok [0-9][0-9]* *[-+] *\([a-z_0-9]*\) .*/\1 failed/p' "$1"
+}
+
 # count_report LOG KIND REQUIRED: one check per test of pg_regress's report
 # in LOG; a test in REQUIRED that failed is a failure, others are reported
 count_report() {
@@ -81,7 +89,7 @@ count_report() {
 		else
 			echo "# $kind $name: $result (not expected to pass on Citus)"
 		fi
-	done < <(sed -n 's/^\(test\|    \) *\([a-z_0-9]*\) *\.\.\. *\(ok\|FAILED\|failed\).*/\2 \3/p' "$log")
+	done < <(report_lines "$log")
 	echo "# $kind that pass on Citus:${passed:- none}"
 }
 
@@ -97,8 +105,8 @@ npsql coord -d postgres -c "ALTER DATABASE $CITUS_DB SET citus.enable_unsupporte
 	--use-existing --dbname="$CITUS_DB" --host="$CITUS_DIR/coord" --port="$(citus_port coord)" --user=postgres \
 	setup citus_distribute $regress_list >"$S/regress.log" 2>&1
 rc=$?
-sed -n '/^\(test\|    \) /p' "$S/regress.log" | sed 's/^/# /'
-grep -q '^test setup .* ok' "$S/regress.log" && grep -q '^test citus_distribute .* ok' "$S/regress.log" ||
+sed -n '/^\(test\|    \|ok\|not ok\) /p' "$S/regress.log" | sed 's/^/# /'
+report_lines "$S/regress.log" | grep -qx 'setup ok' && report_lines "$S/regress.log" | grep -qx 'citus_distribute ok' ||
 	fail "setup and citus_distribute pass"
 count_report "$S/regress.log" regress "setup citus_distribute $CITUS_REGRESS"
 [ "${BOOKING_CITUS_REGRESS_ALL:-0}" = 1 ] && [ -s "$S/out/regression.diffs" ] &&
@@ -119,7 +127,7 @@ if [ -n "$isolation_list" ]; then
 		--use-existing --dbname="$CITUS_DB" --host="$CITUS_DIR/coord" --port="$(citus_port coord)" --user=postgres \
 		$isolation_list >"$S/isolation.log" 2>&1
 	rc=$?
-	sed -n '/^\(test\|    \) /p' "$S/isolation.log" | sed 's/^/# /'
+	sed -n '/^\(test\|    \|ok\|not ok\) /p' "$S/isolation.log" | sed 's/^/# /'
 	count_report "$S/isolation.log" isolation "$OWN_SPECS $CITUS_ISOLATION"
 	[ "${BOOKING_CITUS_REGRESS_ALL:-0}" = 1 ] && [ -s "$S/out_iso/regression.diffs" ] &&
 		cp "$S/out_iso/regression.diffs" "${TMPDIR:-/tmp}/citus-isolation.diffs" && echo "# diffs kept in ${TMPDIR:-/tmp}/citus-isolation.diffs"
