@@ -20,6 +20,13 @@
 #   citus        test/citus/run.sh: booking on a coordinator and two workers
 #                (one test per script); skipped, with one line saying so,
 #                when Citus is not installed, unless BOOKING_REQUIRE_CITUS=1
+#   pg17, pg18   test/versions/stage.sh: in a Debian chroot of that major
+#                (made with debootstrap, cached in /var/cache/booking-chroot),
+#                the -Werror build, the Debian package (built, lintian,
+#                installed with apt), a dump of live state on 15 restored
+#                there, and the stages regress isolation pgtap upgrade stress
+#                (and, on 17, citus) against the installed package; one test
+#                per step plus the inner stages' counts.  Needs root
 #
 # Every stage counts a failure when its runner exits non-zero, whatever it
 # printed.  Every stage has a timeout (BOOKING_TIMEOUT_<STAGE>, in seconds,
@@ -27,9 +34,11 @@
 # process tree is killed (with the private clusters it started), the
 # sessions it left in the test cluster are terminated, and the next stage
 # runs.  The whole run, build included, has a budget too
-# (BOOKING_TIMEOUT_TOTAL, default 1500 s): a stage gets at most what is left
+# (BOOKING_TIMEOUT_TOTAL, default 3300 s): a stage gets at most what is left
 # of it, and a stage that no time is left for fails without running.  A full
-# run takes about 14 minutes on 2 cores (the citus stage 6 to 7 of them).
+# run takes about 14 minutes on 2 cores for PostgreSQL 15 (the citus stage 6
+# to 7 of them), about 12 more for pg17 (6 of them Citus) and 5 for pg18;
+# making a chroot adds 1 to 2 minutes the first time.
 #
 # Environment:
 #   BOOKING_TEST_PORT=N     the test cluster's port (default 54329); the
@@ -45,7 +54,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
-ALL_STAGES="regress isolation pgtap stress upgrade examples reliability selftest citus"
+ALL_STAGES="regress isolation pgtap stress upgrade examples reliability selftest citus pg17 pg18"
 
 # default timeout of each stage, in seconds: three to five times what the
 # stage takes on a loaded 2-core machine
@@ -58,7 +67,7 @@ stage_timeout() {
 	fi
 	case $1 in
 	build) echo 600 ;;
-	total) echo 1500 ;;
+	total) echo 3300 ;;
 	regress) echo 180 ;;
 	isolation) echo 180 ;;
 	pgtap) echo 120 ;;
@@ -68,6 +77,8 @@ stage_timeout() {
 	reliability) echo 600 ;;
 	selftest) echo 240 ;;
 	citus) echo 900 ;;
+	pg17) echo 2100 ;;
+	pg18) echo 1200 ;;
 	esac
 }
 
@@ -188,6 +199,22 @@ stage_citus() {
 	fi
 }
 
+# pg17, pg18: test/versions/stage.sh prints "ok - " / "not ok - " per step,
+# the inner run's output, and last its own "N passed, N failed" (its steps
+# plus the inner run's counts)
+stage_version() {
+	local log=$STAGE_TMP/version.log rc p f
+	echo "test/versions/stage.sh $1" >"$STAGE_CURRENT"
+	bash test/versions/stage.sh "$1" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	read -r p f < <(sed -n 's/^\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed$/\1 \2/p' "$log" | tail -n 1)
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0}))
+	if [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then
+		bad "test/versions/stage.sh $1 exited $rc with no test failed"
+	fi
+}
+
 # citus_installed: Citus's control file is in the share directory
 citus_installed() {
 	[ -f "$("$BOOKING_PG_BIN/pg_config" --sharedir)/extension/citus.control" ]
@@ -204,6 +231,7 @@ run_stage_body() {
 	reliability) stage_reliability ;;
 	selftest) run_script test/selftest/run.sh ;;
 	citus) stage_citus ;;
+	pg17 | pg18) stage_version "${stage#pg}" ;;
 	esac
 }
 
