@@ -260,7 +260,7 @@ def project_checks(meta):
         path = ext.get(key)
         check(f"provides.booking.{key} {path} exists and is not ignored by git (a release has it)",
               bool(path) and os.path.isfile(path) and tracked_or_trackable(path))
-    for key in ("x_documentation", "x_result_codes", "x_changelog"):
+    for key in ("x_documentation", "x_result_codes", "x_changelog", "x_versions"):
         if key in meta.get("resources", {}):
             check(f"resources.{key} {meta['resources'][key]} exists", os.path.isfile(meta["resources"][key]))
     requires = meta.get("prereqs", {}).get("runtime", {}).get("requires", {})
@@ -268,6 +268,17 @@ def project_checks(meta):
           f"got {requires.get('PostgreSQL')!r}")
     for dep in [d.strip() for d in control.get("requires", "").split(",") if d.strip()]:
         check(f"runtime requires {dep} (booking.control requires it)", dep in requires)
+    # the majors META.json names are the ones the test command tests: 15, and
+    # one version stage (pgN) of test/run.sh per other major
+    pg = meta.get("x_postgresql", {})
+    stages = []
+    if os.path.isfile("test/run.sh"):
+        m = re.search(r'^ALL_STAGES="([^"]*)"', open("test/run.sh").read(), re.M)
+        stages = sorted(x[2:] for x in (m.group(1).split() if m else []) if re.fullmatch(r"pg[0-9]+", x))
+    check("x_postgresql.tested is 15 and the majors of test/run.sh's version stages",
+          sorted(pg.get("tested", {})) == sorted(["15"] + stages), f"tested {sorted(pg.get('tested', {}))}, stages {stages}")
+    check("x_postgresql.supported is what is tested", sorted(pg.get("supported", [])) == sorted(pg.get("tested", {})),
+          f"supported {pg.get('supported')}")
     return ok
 
 
