@@ -199,6 +199,12 @@ check)
 	rel_cluster_start cross "$((${BOOKING_TEST_PORT:-54329} + 7))" "max_prepared_transactions = 10" ||
 		{ fail "a cluster of $major"; rel_done; }
 	rel_psql -d postgres -At -c "SELECT version()" | sed 's/^/# /'
+	# 18 records a module's name and version (PG_MODULE_MAGIC_EXT)
+	if [ "$(q "SHOW server_version_num")" -ge 180000 ]; then
+		check "the library names itself and its version (PG_MODULE_MAGIC_EXT)" \
+			"LOAD 'booking'; SELECT module_name || ' ' || version FROM pg_get_loaded_modules() WHERE file_name LIKE 'booking%'" \
+			"booking $(sed -n "s/^default_version = '\(.*\)'/\1/p" ../../booking.control)"
+	fi
 	# every dump is restored and checked before the short hold lapses
 	for dump in "$dir"/*.dump; do
 		check_restored "$dump"
