@@ -13,7 +13,7 @@
 #     works (nothing notifies from the caller's transaction), and once
 #     committed its event is numbered by the worker when a claim made
 #     inside a larger transaction asks for it (a prepared transaction sends
-#     the worker no news at its commit).
+#     the worker no news at its commit), and delivered exactly once.
 #  3. A relay inside a larger transaction never numbers while the worker
 #     numbers: it holds no sequencer lock.
 #  4. The worker sends NOTIFY booking_events after it numbered, and a relay
@@ -71,19 +71,24 @@ block_claim() {
 	rel_psql -At -d "$R_DB" -c "BEGIN" \
 		-c "SELECT count(*) FROM booking.claim_events('tpc', 100) WHERE guest = 'prepared'" -c "COMMIT"
 }
+# The claim looks for unnumbered events, wakes the worker, then takes what
+# is delivered, each with a fresh snapshot: a worker quick enough numbers
+# the event in between and the first claim already gets it (a CI run saw
+# it).  Either way the worker numbers it and tpc gets it exactly once.
 first=$(block_claim)
 numbered=
 for ((i = 0; i < 100; i++)); do
 	[ "$(q "SELECT count(*) FROM booking.events WHERE guest = 'prepared' AND seq IS NOT NULL")" = 1 ] && { numbered=1; break; }
 	sleep 0.05
 done
-if [ "$first" = 0 ] && [ -n "$numbered" ]; then
-	pass "a claim inside a transaction leaves it unnumbered (0 rows) and wakes the worker, which numbers it"
+if { [ "$first" = 0 ] || [ "$first" = 1 ]; } && [ -n "$numbered" ]; then
+	pass "a claim inside a transaction wakes the worker, which numbers the prepared transaction's event (first claim got $first)"
 else
-	fail "a claim inside a transaction leaves it unnumbered (0 rows) and wakes the worker, which numbers it (first claim $first, numbered ${numbered:-no})"
+	fail "a claim inside a transaction wakes the worker, which numbers the prepared transaction's event (first claim ${first:-failed}, numbered ${numbered:-no})"
 fi
-got=$(block_claim)
-if [ "$got" = 1 ]; then pass "the next claim inside a transaction gets it"; else fail "the next claim inside a transaction gets it (got $got)"; fi
+second=$(block_claim)
+if [ "$((${first:-9} + ${second:-9}))" = 1 ]; then pass "tpc gets the event exactly once (claims got $first, then $second)"
+else fail "tpc gets the event exactly once (claims got ${first:-failed}, then ${second:-failed})"; fi
 
 # 3. an open relay transaction holds no sequencer lock: another session can
 #    take the sequencer row at once
