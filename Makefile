@@ -3,10 +3,9 @@ EXTENSION = booking
 EXTVERSION = $(shell grep default_version $(EXTENSION).control | sed -e "s/default_version[[:space:]]*=[[:space:]]*'\([^']*\)'/\1/")
 
 MODULE_big = booking
-OBJS = src/booking.o src/args.o src/result.o src/spi_util.o src/lock.o \
-	src/tables.o src/shard.o src/route.o src/distribute.o src/call.o src/once.o src/idempotency.o src/resource.o src/seat.o src/stay.o \
-	src/slots.o src/hold.o src/events.o src/outbox.o src/waitlist.o src/amend.o src/limit.o src/group.o src/passes.o src/counter.o src/stripes.o src/rowlock.o src/worker.o \
-	src/stats.o
+# src/ is layered: a file calls only files of its own folder or of a lower
+# one (docs/layout.md; test/house/graph.py --check keeps it so)
+OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
 # sql/booking.sql is the editable script of the current version (pgvector's
 # arrangement); released versions keep a frozen full script, and every change
 # ships an upgrade script beside them.
@@ -45,7 +44,8 @@ sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
 	cp $< $@
 
 # the worker compares the installed version with the library's (EXTVERSION)
-src/worker.o src/worker.bc: $(EXTENSION).control
+src/7_worker/worker.o src/7_worker/worker.bc: $(EXTENSION).control
 
-# every file includes src/booking.h: a change to its structs must rebuild them all
-$(OBJS) $(OBJS:.o=.bc): src/booking.h src/compat.h
+# no dependency tracking in PGXS without --enable-depend: a change to any
+# header rebuilds every file
+$(OBJS) $(OBJS:.o=.bc): $(wildcard src/*.h src/*/*.h)

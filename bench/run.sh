@@ -34,7 +34,7 @@
 #            call: single-row vs striped
 #   memory   private RSS of one backend after 100,000 calls vs after 1,000
 #   stats    reserve_seat on one hot session with booking.track_stats on vs
-#            off (booking.stats(), src/stats.c), at BENCH_STATS_CLIENTS
+#            off (booking.stats(), src/1_ground/stats.c), at BENCH_STATS_CLIENTS
 #            clients, in BENCH_STATS_ROUNDS rounds of both in alternating
 #            order: the median of the rounds' ratios; the cluster is
 #            restarted with shared_preload_libraries = 'booking' for it, and

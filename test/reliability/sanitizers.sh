@@ -40,7 +40,7 @@ cp -r "$ROOT/src" "$ROOT/sql" "$ROOT/Makefile" "$ROOT/booking.control" "$build/"
 mkdir -p "$build/test"
 cp -r "$ROOT/test/sql" "$ROOT/test/specs" "$build/test/"
 cp -r "$ROOT/expected" "$build/"
-rm -f "$build"/src/*.o "$build"/src/*.bc "$build"/*.so
+find "$build/src" \( -name "*.o" -o -name "*.bc" \) -delete; rm -f "$build"/*.so
 san_flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -DUSE_ASSERT_CHECKING"
 started=$SECONDS
 if make -s -C "$build" PG_CONFIG="$PG_CONFIG" with_llvm=no BOOKING_CFLAGS="$san_flags" all >"$REL_TMP/build.log" 2>&1 &&

@@ -37,7 +37,7 @@ cd "$(dirname "$0")" || exit 1
 
 W_PORT=${BOOKING_WORKER_PORT:-$((${PGPORT:-54329} + 4))}
 W_DB=booking_worker
-RESTART_S=5		# bgw_restart_time of the worker (src/worker.c)
+RESTART_S=5		# bgw_restart_time of the worker (src/7_worker/worker.c)
 W_LOG=
 
 now_ms() { date +%s%3N; }
@@ -160,7 +160,7 @@ wcheck "the worker gave the seats back to the counter" "SELECT taken FROM bookin
 check "the same worker did it" "$worker_sql" "$pid"
 
 # NOTIFY booking_events comes from the worker, once the commits that wrote
-# events are done (src/events.c): a listener that books in its own session
+# events are done (src/3_frame/events.c): a listener that books in its own session
 # hears the worker's pid, not its own; and nothing while no consumer exists
 listen_and_book() {
 	printf '%s\n' "LISTEN booking_events;" \

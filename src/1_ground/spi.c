@@ -1,0 +1,137 @@
+/*
+ * spi.c
+ *	  SPI plumbing: statements prepared once and kept (re-prepared when
+ *	  invalidated, as ri_triggers.c does), run with the caller's snapshot,
+ *	  the latest one, or the latest committed rows, and typed getters of the
+ *	  result.
+ *
+ *	  Layer 1, the ground.  Takes no locks of its own.
+ */
+#include "postgres.h"
+
+#include "utils/guc.h"
+#include "utils/snapmgr.h"
+#include "utils/snapshot.h"
+
+#include "booking.h"
+#include "1_ground/spi.h"
+
+static SPIPlanPtr
+PlanFor(BookingPlan *plan)
+{
+	if (plan->plan == NULL || !SPI_plan_is_valid(plan->plan))
+	{
+		SPIPlanPtr	fresh;
+
+		if (plan->plan != NULL)
+		{
+			SPI_freeplan(plan->plan);
+			plan->plan = NULL;
+		}
+		fresh = SPI_prepare(plan->sql, plan->nargs, plan->argtypes);
+		if (fresh == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
+				 plan->sql, SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(fresh) != 0)
+			elog(ERROR, "SPI_keepplan failed");
+		plan->plan = fresh;
+	}
+	return plan->plan;
+}
+
+/* Runs a kept plan; returns the number of rows processed. */
+int
+BookingExecute(BookingPlan *plan, Datum *values, const char *nulls,
+			   bool read_only, long tcount)
+{
+	int			rc;
+
+	rc = SPI_execute_plan(PlanFor(plan), values, nulls, read_only, tcount);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s",
+			 plan->sql, SPI_result_code_string(rc));
+	return (int) SPI_processed;
+}
+
+/*
+ * Runs a read-only plan with the latest snapshot, so that a friendly check
+ * at REPEATABLE READ sees what was committed after the transaction's
+ * snapshot (a booking, a stored idempotency result), as the RI triggers do.
+ */
+int
+BookingExecuteLatest(BookingPlan *plan, Datum *values, const char *nulls, long tcount)
+{
+	int			rc;
+
+	rc = SPI_execute_snapshot(PlanFor(plan), values, nulls,
+							  GetLatestSnapshot(), InvalidSnapshot,
+							  true, false, tcount);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_snapshot failed for \"%s\": %s",
+			 plan->sql, SPI_result_code_string(rc));
+	return (int) SPI_processed;
+}
+
+/*
+ * Runs a read-only plan on the latest committed rows with SnapshotSelf,
+ * which is not an MVCC snapshot and so takes no SSI predicate locks: a read
+ * here cannot make a SERIALIZABLE caller fail at commit.  A non-MVCC index
+ * scan can miss a row that is being updated, so this is only for hints
+ * (the next free slot).
+ */
+int
+BookingExecuteCommitted(BookingPlan *plan, Datum *values, const char *nulls, long tcount)
+{
+	int			rc;
+	int			nestlevel = NewGUCNestLevel();
+
+	/* an index-only scan trusts the visibility map, which needs MVCC */
+	(void) set_config_option("enable_indexonlyscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	rc = SPI_execute_snapshot(PlanFor(plan), values, nulls,
+							  SnapshotSelf, InvalidSnapshot,
+							  true, false, tcount);
+	AtEOXact_GUC(true, nestlevel);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_snapshot failed for \"%s\": %s",
+			 plan->sql, SPI_result_code_string(rc));
+	return (int) SPI_processed;
+}
+
+Datum
+BookingGetDatum(int row, int col, bool *isnull)
+{
+	return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, isnull);
+}
+
+int64
+BookingGetInt64(int row, int col, bool *isnull)
+{
+	bool		null;
+	Datum		d = BookingGetDatum(row, col, &null);
+
+	if (isnull)
+		*isnull = null;
+	return null ? 0 : DatumGetInt64(d);
+}
+
+int32
+BookingGetInt32(int row, int col, bool *isnull)
+{
+	bool		null;
+	Datum		d = BookingGetDatum(row, col, &null);
+
+	if (isnull)
+		*isnull = null;
+	return null ? 0 : DatumGetInt32(d);
+}
+
+bool
+BookingGetBool(int row, int col)
+{
+	bool		null;
+	Datum		d = BookingGetDatum(row, col, &null);
+
+	return !null && DatumGetBool(d);
+}
+

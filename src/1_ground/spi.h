@@ -1,0 +1,32 @@
+/*
+ * spi.h
+ *	  Statements prepared once and kept, run through SPI, and their result
+ *	  rows (spi.c).  Layer 1, the ground.
+ */
+#ifndef BOOKING_SPI_H
+#define BOOKING_SPI_H
+
+#include "booking.h"
+
+#include "executor/spi.h"
+
+typedef struct BookingPlan
+{
+	const char *sql;
+	int			nargs;
+	Oid			argtypes[16];
+	SPIPlanPtr	plan;
+} BookingPlan;
+
+extern int	BookingExecute(BookingPlan *plan, Datum *values, const char *nulls,
+						   bool read_only, long tcount);
+extern int	BookingExecuteLatest(BookingPlan *plan, Datum *values, const char *nulls,
+								 long tcount);
+extern int	BookingExecuteCommitted(BookingPlan *plan, Datum *values, const char *nulls,
+									long tcount);
+extern int64 BookingGetInt64(int row, int col, bool *isnull);
+extern int32 BookingGetInt32(int row, int col, bool *isnull);
+extern bool BookingGetBool(int row, int col);
+extern Datum BookingGetDatum(int row, int col, bool *isnull);
+
+#endif							/* BOOKING_SPI_H */

@@ -1,0 +1,448 @@
+/*
+ * rowlock.c
+ *	  The counter rows of counted inventory (a resource row, a stripe),
+ *	  found through their primary key and locked without the executor, and
+ *	  the queue in which the buyers of one hot row wait for it.
+ *
+ *	  A sale that goes through SQL pays for a statement just to learn that
+ *	  the row is held (SELECT ... SKIP LOCKED), and another to read what is
+ *	  left; here one index probe reads the row's latest committed version
+ *	  (the friendly sold-out check) and locks that very version without
+ *	  waiting, as the executor's FOR NO KEY UPDATE SKIP LOCKED would.  The
+ *	  statement that then takes the seats finds the row locked by us.
+ *
+ *	  Waiting: PostgreSQL wakes every transaction that waits for the holder
+ *	  of a row when it commits, and all but one of them queue again (a
+ *	  thundering herd on the lock manager, which is what caps a hot row on
+ *	  few cores).  Buyers of one resource therefore queue on a heavyweight
+ *	  lock of their own first (an advisory lock of class
+ *	  BOOKING_QUEUE_LOCK_SPACE on the resource id), which the lock manager
+ *	  grants one at a time in arrival order; only its holder waits for the
+ *	  row, and it leaves the queue as soon as the row is its own.  The queue
+ *	  lock is never held while waiting for anything but that row, and a
+ *	  transaction that already holds the row never queues (its lock attempt
+ *	  succeeds at once), so the queue adds no deadlock.
+ *
+ *	  READ COMMITTED only: under a snapshot isolation level the row must be
+ *	  read as the transaction's snapshot sees it, and seat.c uses SQL.
+ *
+ *	  Also here: a booking row read back as this transaction wrote it, for
+ *	  its outbox event (3_frame/events.c), at every isolation level.
+ *
+ *	  Layer 2, locks.  Locks: one counter row (a resource row or a stripe)
+ *	  at a time, each after the queue lock of its buyers when it waits.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/skey.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/lockoptions.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "utils/datum.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "booking.h"
+#include "1_ground/args.h"
+#include "1_ground/compat.h"
+#include "1_ground/shard.h"
+#include "1_ground/timeout.h"
+#include "2_locks/rowlock.h"
+
+/*
+ * advisory lock class of the waiting queue (pg_locks.objsubid): 16977 for a
+ * resource row, 16978 + n for its stripe n (n < 64)
+ */
+#define BOOKING_QUEUE_LOCK_SPACE 16977
+
+static Relation
+OpenTable(BookingTable table, int64 home)
+{
+	Oid			relid;
+
+	if (BookingDistributed())
+	{
+		relid = BookingLocalShard(table, home);
+		if (!OidIsValid(relid))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the rows of home %lld are not on this node", (long long) home),
+					 errhint("Make booking calls through the coordinator; it routes each to the node that holds its shard.")));
+	}
+	else
+		relid = BookingTableOid(table);
+	/* the call frame holds this lock already (tablelock.c) */
+	return table_open(relid, RowExclusiveLock);
+}
+
+static AttrNumber
+ColumnOf(Relation rel, const char *name)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0)
+			return att->attnum;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("relation \"%s\" has no column \"%s\"", RelationGetRelationName(rel), name),
+			 errhint("Reinstall or update the extension (ALTER EXTENSION booking UPDATE).")));
+	return InvalidAttrNumber;	/* keep compiler quiet */
+}
+
+/* the position in index of table column attnum */
+static AttrNumber
+IndexColumnOf(Relation index, AttrNumber attnum)
+{
+	for (int i = 0; i < index->rd_index->indnkeyatts; i++)
+		if (index->rd_index->indkey.values[i] == attnum)
+			return (AttrNumber) (i + 1);
+	elog(ERROR, "column %d is not a key of index \"%s\"", attnum, RelationGetRelationName(index));
+	return InvalidAttrNumber;	/* keep compiler quiet */
+}
+
+static int64
+GetInt(TupleTableSlot *slot, AttrNumber attnum, bool is64)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(slot, attnum, &isnull);
+
+	if (isnull)
+		return 0;
+	return is64 ? DatumGetInt64(d) : DatumGetInt32(d);
+}
+
+static int64
+GetInterval(TupleTableSlot *slot, AttrNumber attnum)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(slot, attnum, &isnull);
+
+	if (isnull)
+		return 0;
+	return BookingIntervalUsecs(DatumGetIntervalP(d), "buffer");
+}
+
+/*
+ * A stripe's free seats, or -1 when its resource has a guest limit: such a
+ * sale is decided under the resource row (limit.c), never on a stripe alone.
+ */
+static int32
+StripeFree(TupleTableSlot *slot, AttrNumber free_col, AttrNumber limited_col)
+{
+	bool		isnull;
+	Datum		limited = slot_getattr(slot, limited_col, &isnull);
+
+	if (!isnull && DatumGetBool(limited))
+		return -1;
+	return (int32) GetInt(slot, free_col, false);
+}
+
+static void
+ReadResource(Relation rel, TupleTableSlot *slot, BookingResource *res)
+{
+	res->capacity = (int32) GetInt(slot, ColumnOf(rel, "capacity"), false);
+	res->taken = (int32) GetInt(slot, ColumnOf(rel, "taken"), false);
+	res->version = GetInt(slot, ColumnOf(rel, "version"), true);
+	res->stripes = (int32) GetInt(slot, ColumnOf(rel, "stripes"), false);
+	res->guest_limit = (int32) GetInt(slot, ColumnOf(rel, "guest_limit"), false);
+	res->buffer_before = GetInterval(slot, ColumnOf(rel, "buffer_before"));
+	res->buffer_after = GetInterval(slot, ColumnOf(rel, "buffer_after"));
+	res->waiting = (int32) GetInt(slot, ColumnOf(rel, "waiting"), false);
+}
+
+/* An index scan of a table's primary key on (home, <column> = key), latest committed rows. */
+typedef struct LatestScan
+{
+	Relation	rel;
+	Relation	pkey;
+	Snapshot	snapshot;
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+} LatestScan;
+
+static void
+BeginLatestScan(LatestScan *ls, BookingTable table, int64 home, const char *column, int64 key)
+{
+	ScanKeyData skey[2];
+
+	/* our own earlier statements count, as they would for the next one */
+	CommandCounterIncrement();
+	ls->rel = OpenTable(table, home);
+	ls->pkey = index_open(RelationGetPrimaryKeyIndex(ls->rel, false), AccessShareLock);
+	ScanKeyInit(&skey[0], IndexColumnOf(ls->pkey, ColumnOf(ls->rel, "home")),
+				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(home));
+	ScanKeyInit(&skey[1], IndexColumnOf(ls->pkey, ColumnOf(ls->rel, column)),
+				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(key));
+	ls->snapshot = RegisterSnapshot(GetLatestSnapshot());
+	ls->slot = table_slot_create(ls->rel, NULL);
+	ls->scan = index_beginscan(ls->rel, ls->pkey, ls->snapshot, NULL, 2, 0);
+	index_rescan(ls->scan, skey, 2, NULL, 0);
+}
+
+static void
+EndLatestScan(LatestScan *ls)
+{
+	index_endscan(ls->scan);
+	ExecDropSingleTupleTableSlot(ls->slot);
+	UnregisterSnapshot(ls->snapshot);
+	index_close(ls->pkey, NoLock);
+	table_close(ls->rel, NoLock);
+}
+
+/*
+ * Reads the latest committed version of resource id (and what this
+ * transaction wrote to it) through the primary key: false when there is
+ * none.  *tid is that version, for BookingRowTryLock and BookingRowWait.
+ */
+bool
+BookingRowPeekResource(int64 id, int64 home, BookingResource *res, ItemPointer tid)
+{
+	LatestScan	ls;
+	bool		found;
+
+	BeginLatestScan(&ls, BOOKING_TABLE_RESOURCES, home, "id", id);
+	found = index_getnext_slot(ls.scan, ForwardScanDirection, ls.slot);
+	if (found)
+	{
+		res->id = id;
+		res->home = home;
+		ReadResource(ls.rel, ls.slot, res);
+		*tid = ls.slot->tts_tid;
+	}
+	EndLatestScan(&ls);
+	return found;
+}
+
+/*
+ * Locks version tid of a counter row for the rest of the transaction
+ * (FOR NO KEY UPDATE): with LockWaitSkip exactly that version, so what the
+ * caller read from it still holds; with LockWaitBlock its latest version,
+ * read into res when it is a resource row.
+ */
+static BookingRowOutcome
+LockVersion(BookingTable table, int64 home, ItemPointer tid, LockWaitPolicy wait,
+			BookingResource *res, int32 *free)
+{
+	Relation	rel = OpenTable(table, home);
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	TM_FailureData tmfd;
+	TM_Result	result;
+	BookingRowOutcome outcome;
+
+	result = table_tuple_lock(rel, tid, InvalidSnapshot, slot,
+							  GetCurrentCommandId(true), LockTupleNoKeyExclusive, wait,
+							  wait == LockWaitBlock ? TUPLE_LOCK_FLAG_FIND_LAST_VERSION : 0,
+							  &tmfd);
+	switch (result)
+	{
+		case TM_Ok:
+			outcome = BOOKING_ROW_LOCKED;
+			if (res != NULL)
+				ReadResource(rel, slot, res);
+			if (free != NULL)
+				*free = StripeFree(slot, ColumnOf(rel, "free"), ColumnOf(rel, "limited"));
+			*tid = slot->tts_tid;
+			break;
+		case TM_WouldBlock:
+		case TM_Updated:
+			/* held, or changed since it was read: only a wait follows it */
+			outcome = BOOKING_ROW_HELD;
+			break;
+		case TM_Deleted:
+			outcome = BOOKING_ROW_MISSING;
+			break;
+		default:
+			elog(ERROR, "unexpected result %d locking a row of \"%s\"",
+				 (int) result, RelationGetRelationName(rel));
+			outcome = BOOKING_ROW_MISSING;	/* keep compiler quiet */
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, NoLock);
+	return outcome;
+}
+
+BookingRowOutcome
+BookingRowTryLock(BookingTable table, int64 home, ItemPointer tid)
+{
+	return LockVersion(table, home, tid, LockWaitSkip, NULL, NULL);
+}
+
+/*
+ * The time in the queue counts: the row's wait gets what is left of it.
+ * The caller set lock_timeout for the whole wait; it is set again only when
+ * the queue took a part of it.
+ */
+static void
+PushTimeLeft(TimestampTz deadline)
+{
+	int			left_ms = BookingMillisecondsLeft(deadline);
+
+	if (left_ms <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("canceling statement due to lock timeout")));
+	if (left_ms < LockTimeout)
+		(void) BookingPushLockTimeout(left_ms);
+}
+
+/*
+ * Waits for the resource row in the queue of its buyers and locks its
+ * latest version, read into res.  The caller runs it in a guarded
+ * subtransaction with lock_timeout set to end at deadline, and pops that
+ * setting afterwards (the setting made here for the row's wait with it); an
+ * error releases the queue with the subtransaction.
+ */
+BookingRowOutcome
+BookingRowWaitResource(int64 id, int64 home, ItemPointer tid, TimestampTz deadline,
+					   BookingResource *res)
+{
+	LOCKTAG		tag;
+	BookingRowOutcome outcome;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) id >> 32), (uint32) id,
+						 BOOKING_QUEUE_LOCK_SPACE);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	PushTimeLeft(deadline);
+	outcome = LockVersion(BOOKING_TABLE_RESOURCES, home, tid, LockWaitBlock, res, NULL);
+	LockRelease(&tag, ExclusiveLock, false);
+	if (outcome == BOOKING_ROW_LOCKED)
+	{
+		res->id = id;
+		res->home = home;
+	}
+	return outcome;
+}
+
+/*
+ * Reads the latest committed version of every stripe of a resource, in
+ * stripe order, up to max; returns how many there are.
+ */
+int
+BookingRowPeekStripes(int64 resource, int64 home, BookingStripeRow *rows, int max)
+{
+	LatestScan	ls;
+	AttrNumber	stripe_col;
+	AttrNumber	free_col;
+	AttrNumber	limited_col;
+	int			n = 0;
+
+	BeginLatestScan(&ls, BOOKING_TABLE_STRIPES, home, "resource_id", resource);
+	stripe_col = ColumnOf(ls.rel, "stripe");
+	free_col = ColumnOf(ls.rel, "free");
+	limited_col = ColumnOf(ls.rel, "limited");
+	while (n < max && index_getnext_slot(ls.scan, ForwardScanDirection, ls.slot))
+	{
+		rows[n].stripe = (int32) GetInt(ls.slot, stripe_col, false);
+		rows[n].free = StripeFree(ls.slot, free_col, limited_col);
+		rows[n].tid = ls.slot->tts_tid;
+		n++;
+	}
+	EndLatestScan(&ls);
+	return n;
+}
+
+/*
+ * Waits for a stripe row in the queue of its buyers (as for a resource
+ * row, a queue per stripe: at the end of a striped sale every buyer
+ * converges on the few stripes left) and locks its latest version; *free
+ * is what it has then.  Run as BookingRowWaitResource is.
+ */
+BookingRowOutcome
+BookingRowWaitStripe(int64 resource, int32 stripe, int64 home, ItemPointer tid,
+					 TimestampTz deadline, int32 *free)
+{
+	LOCKTAG		tag;
+	BookingRowOutcome outcome;
+
+	if (stripe < 0 || stripe >= BOOKING_MAX_STRIPES)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("resource %lld has a stripe numbered %d", (long long) resource, stripe),
+				 errhint("set_stripes numbers stripes from 0 to 63; run it again to rebuild them.")));
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) resource >> 32), (uint32) resource,
+						 BOOKING_QUEUE_LOCK_SPACE + 1 + stripe);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	PushTimeLeft(deadline);
+	outcome = LockVersion(BOOKING_TABLE_STRIPES, home, tid, LockWaitBlock, NULL, free);
+	LockRelease(&tag, ExclusiveLock, false);
+	return outcome;
+}
+
+/* Copies column name of slot's row, or reports it NULL. */
+static Datum
+CopyColumn(Relation rel, TupleTableSlot *slot, const char *name, bool *isnull)
+{
+	AttrNumber	attnum = ColumnOf(rel, name);
+	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
+	Datum		d = slot_getattr(slot, attnum, isnull);
+
+	return *isnull ? (Datum) 0 : datumCopy(d, att->attbyval, att->attlen);
+}
+
+/*
+ * Reads booking id as this transaction last wrote it, through the primary
+ * key with SnapshotSelf: no SSI predicate lock is taken, so at SERIALIZABLE
+ * the read adds no conflict with the buyers who insert next to it.  False
+ * when its rows are on another node (a Citus coordinator).
+ */
+bool
+BookingRowReadOwnBooking(int64 home, int64 id, BookingOwnBooking *b)
+{
+	Relation	rel;
+	Relation	pkey;
+	Oid			relid;
+	ScanKeyData skey[2];
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+	bool		found;
+	bool		isnull;
+
+	if (BookingDistributed())
+	{
+		relid = BookingLocalShard(BOOKING_TABLE_BOOKINGS, home);
+		if (!OidIsValid(relid))
+			return false;
+	}
+	else
+		relid = BookingTableOid(BOOKING_TABLE_BOOKINGS);
+	rel = table_open(relid, RowExclusiveLock);
+	pkey = index_open(RelationGetPrimaryKeyIndex(rel, false), AccessShareLock);
+	ScanKeyInit(&skey[0], IndexColumnOf(pkey, ColumnOf(rel, "home")),
+				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(home));
+	ScanKeyInit(&skey[1], IndexColumnOf(pkey, ColumnOf(rel, "id")),
+				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
+	slot = table_slot_create(rel, NULL);
+	scan = index_beginscan(rel, pkey, SnapshotSelf, NULL, 2, 0);
+	index_rescan(scan, skey, 2, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	if (!found)
+		elog(ERROR, "booking %lld is not there to write its event", (long long) id);
+	b->resource = DatumGetInt64(slot_getattr(slot, ColumnOf(rel, "resource_id"), &isnull));
+	b->guest = CopyColumn(rel, slot, "guest", &isnull);
+	b->quantity = DatumGetInt32(slot_getattr(slot, ColumnOf(rel, "quantity"), &isnull));
+	b->during = CopyColumn(rel, slot, "during", &b->during_null);
+	b->expires_at = CopyColumn(rel, slot, "expires_at", &b->expires_null);
+	b->group_id = CopyColumn(rel, slot, "group_id", &b->group_null);
+	b->status = CopyColumn(rel, slot, "status", &isnull);
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(pkey, NoLock);
+	table_close(rel, NoLock);
+	return true;
+}

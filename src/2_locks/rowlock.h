@@ -1,0 +1,54 @@
+/*
+ * rowlock.h
+ *	  Counter rows read and locked in C, the queue of a hot row's buyers,
+ *	  and a booking row read back as this transaction wrote it (rowlock.c).
+ *	  Layer 2, locks.
+ */
+#ifndef BOOKING_ROWLOCK_H
+#define BOOKING_ROWLOCK_H
+
+#include "booking.h"
+
+#include "storage/itemptr.h"
+
+#include "1_ground/tables.h"
+
+typedef enum BookingRowOutcome
+{
+	BOOKING_ROW_LOCKED,
+	BOOKING_ROW_HELD,			/* by another transaction, or changed since read */
+	BOOKING_ROW_MISSING
+} BookingRowOutcome;
+
+typedef struct BookingStripeRow
+{
+	int32		stripe;
+	int32		free;			/* -1: its resource has a guest limit */
+	ItemPointerData tid;		/* the version read */
+} BookingStripeRow;
+
+/* a booking row as this transaction wrote it, for its event */
+typedef struct BookingOwnBooking
+{
+	int64		resource;
+	Datum		guest;
+	int32		quantity;
+	Datum		during;
+	bool		during_null;
+	Datum		expires_at;
+	bool		expires_null;
+	Datum		group_id;
+	bool		group_null;
+	Datum		status;			/* booking.status */
+} BookingOwnBooking;
+
+extern bool BookingRowPeekResource(int64 id, int64 home, BookingResource *res, ItemPointer tid);
+extern BookingRowOutcome BookingRowTryLock(BookingTable table, int64 home, ItemPointer tid);
+extern BookingRowOutcome BookingRowWaitResource(int64 id, int64 home, ItemPointer tid,
+												TimestampTz deadline, BookingResource *res);
+extern int	BookingRowPeekStripes(int64 resource, int64 home, BookingStripeRow *rows, int max);
+extern BookingRowOutcome BookingRowWaitStripe(int64 resource, int32 stripe, int64 home,
+											  ItemPointer tid, TimestampTz deadline, int32 *free);
+extern bool BookingRowReadOwnBooking(int64 home, int64 id, BookingOwnBooking *b);
+
+#endif							/* BOOKING_ROWLOCK_H */

@@ -1,0 +1,279 @@
+/*
+ * numbering.c
+ *	  The outbox's numbering of committed events, and the purge of old ones.
+ *
+ *	  Event rows are written unnumbered (events.c).  Numbering takes the
+ *	  rows that have committed since, home by home: under the home's
+ *	  sequencer row lock it gives each resource's new rows the next numbers
+ *	  of that resource (event_heads), and one delivery row per registered
+ *	  consumer.  A row that commits late, after rows with higher ids were
+ *	  delivered, is simply numbered later: nothing is read by position, so
+ *	  nothing can be skipped.  Whoever finds the sequencer row locked skips
+ *	  numbering (another one is doing it) and never waits.
+ *
+ *	  Who numbers: a claim (6_calls/claims.c) made in a transaction of its
+ *	  own, and, on one server where the expiry worker serves the database,
+ *	  the worker (7_worker/worker.c), in transactions of its own.
+ *	  drop_consumer (6_calls/consumers.c) holds every home's sequencer, so
+ *	  that no numbering is in progress when it deletes the consumer's
+ *	  deliveries, and none can add one after it.
+ *
+ *	  Layer 3, the call frame, beside the events it numbers.  Locks: a
+ *	  home's sequencer row (FOR UPDATE SKIP LOCKED, or waiting for a drop),
+ *	  and the advisory lock under which a home's first numbering makes it.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "utils/array.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "booking.h"
+#include "1_ground/shard.h"
+#include "1_ground/spi.h"
+#include "3_frame/numbering.h"
+
+/* advisory lock space (field 4) of a home's first numbering; see idempotency.c */
+#define BOOKING_SEQUENCER_LOCK_SPACE 5
+
+int			booking_event_retention_s = 86400;
+
+static BookingPlan make_sequencer_plan = {
+	"INSERT INTO booking.event_heads (home, resource_id, last_seq) VALUES ($1, 0, 0) "
+	"ON CONFLICT (home, resource_id) DO NOTHING",
+	1, {INT8OID}
+};
+
+/* drop_consumer waits for the numbering in progress */
+static BookingPlan wait_sequencer_plan = {
+	"SELECT 1 FROM booking.event_heads WHERE home OPERATOR(pg_catalog.=) $1 "
+	"AND resource_id OPERATOR(pg_catalog.=) 0 FOR UPDATE",
+	1, {INT8OID}
+};
+
+static BookingPlan lock_sequencer_plan = {
+	"SELECT 1 FROM booking.event_heads WHERE home OPERATOR(pg_catalog.=) $1 "
+	"AND resource_id OPERATOR(pg_catalog.=) 0 FOR UPDATE SKIP LOCKED",
+	1, {INT8OID}
+};
+
+/* the committed unnumbered rows, numbered per resource after its head */
+static BookingPlan number_plan = {
+	"WITH fresh AS (SELECT id, resource_id, pg_catalog.row_number() OVER "
+	"(PARTITION BY resource_id ORDER BY id) AS n FROM (SELECT id, resource_id FROM booking.events "
+	"WHERE home OPERATOR(pg_catalog.=) $1 AND seq IS NULL ORDER BY id LIMIT $2) AS f), "
+	"heads AS (SELECT r.resource_id, COALESCE(h.last_seq, 0) AS last_seq "
+	"FROM (SELECT DISTINCT resource_id FROM fresh) AS r LEFT JOIN booking.event_heads h "
+	"ON h.home OPERATOR(pg_catalog.=) $1 AND h.resource_id OPERATOR(pg_catalog.=) r.resource_id) "
+	"UPDATE booking.events e SET seq = h.last_seq OPERATOR(pg_catalog.+) f.n "
+	"FROM fresh f JOIN heads h ON h.resource_id OPERATOR(pg_catalog.=) f.resource_id "
+	"WHERE e.home OPERATOR(pg_catalog.=) $1 AND e.id OPERATOR(pg_catalog.=) f.id "
+	"RETURNING e.id, e.resource_id, e.seq",
+	2, {INT8OID, INT4OID}
+};
+
+static BookingPlan set_heads_plan = {
+	"INSERT INTO booking.event_heads (home, resource_id, last_seq) "
+	"SELECT $1, h.r, h.s FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS h(r, s) "
+	"ON CONFLICT (home, resource_id) DO UPDATE SET last_seq = EXCLUDED.last_seq",
+	3, {INT8OID, INT8ARRAYOID, INT8ARRAYOID}
+};
+
+static BookingPlan deliver_plan = {
+	"INSERT INTO booking.deliveries (home, consumer, event_id) "
+	"SELECT $1, c.name, e.id FROM pg_catalog.unnest($2) AS c(name), pg_catalog.unnest($3) AS e(id) "
+	"ON CONFLICT DO NOTHING",
+	3, {INT8OID, TEXTARRAYOID, INT8ARRAYOID}
+};
+
+static BookingPlan consumer_names_plan = {
+	"SELECT pg_catalog.array_agg(name ORDER BY name) FROM booking.consumers", 0, {0}
+};
+
+/*
+ * Old events no one still needs: every delivery of a registered consumer
+ * acknowledged, and numbered (or unnumbered while no consumer exists, so
+ * none will ever be).  A delivery of a consumer that is gone (0.6.0 could
+ * leave some behind) keeps nothing.
+ */
+static BookingPlan purge_plan = {
+	"WITH old AS (SELECT e.id FROM booking.events e WHERE e.home OPERATOR(pg_catalog.=) $1 "
+	"AND e.created_at OPERATOR(pg_catalog.<) $2 "
+	"AND (e.seq IS NOT NULL OR NOT EXISTS (SELECT 1 FROM booking.consumers)) "
+	"AND NOT EXISTS (SELECT 1 FROM booking.deliveries d WHERE d.home OPERATOR(pg_catalog.=) $1 "
+	"AND d.event_id OPERATOR(pg_catalog.=) e.id AND d.acked_at IS NULL "
+	"AND d.consumer IN (SELECT c.name FROM booking.consumers c)) LIMIT $3), "
+	"gone AS (DELETE FROM booking.deliveries d USING old "
+	"WHERE d.home OPERATOR(pg_catalog.=) $1 AND d.event_id OPERATOR(pg_catalog.=) old.id) "
+	"DELETE FROM booking.events e USING old WHERE e.home OPERATOR(pg_catalog.=) $1 "
+	"AND e.id OPERATOR(pg_catalog.=) old.id",
+	3, {INT8OID, TIMESTAMPTZOID, INT4OID}
+};
+
+
+void
+BookingNumberingInit(void)
+{
+	DefineCustomIntVariable("booking.event_retention",
+							"How long an event every consumer acknowledged is kept before hold_expire purges it.",
+							"Only superusers can change it.",
+							&booking_event_retention_s,
+							86400, 1, INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+}
+
+
+/*
+ * The advisory lock under which a home's sequencer row is made (see
+ * MakeSequencer): false when wait is false and another transaction holds it.
+ */
+static bool
+LockSequencerMaking(int64 home, bool wait)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) home >> 32), (uint32) home,
+						 BOOKING_SEQUENCER_LOCK_SPACE);
+	return LockAcquire(&tag, ExclusiveLock, false, !wait) != LOCKACQUIRE_NOT_AVAIL;
+}
+
+/*
+ * Makes the home's sequencer row if it is missing.  An insert would wait
+ * for another transaction's uncommitted insert of the same row, so the row
+ * is made only under an advisory lock of its own: false when another
+ * transaction holds it (a first claim, or a drop_consumer in progress).
+ */
+static bool
+MakeSequencer(int64 home)
+{
+	Datum		values[1] = {Int64GetDatum(home)};
+
+	if (!LockSequencerMaking(home, false))
+		return false;
+	(void) BookingExecute(&make_sequencer_plan, values, NULL, false, 0);
+	return true;
+}
+
+/*
+ * Keeps every numbering of home out until this transaction ends, after
+ * waiting for the one in progress: the sequencer row if there is one, and
+ * the lock under which a first claim makes it (so no claim makes it
+ * meanwhile).
+ */
+void
+BookingHoldSequencer(int64 home)
+{
+	Datum		values[1] = {Int64GetDatum(home)};
+
+	(void) LockSequencerMaking(home, true);
+	(void) BookingExecute(&wait_sequencer_plan, values, NULL, false, 1);
+}
+
+/*
+ * Numbers the committed unnumbered events of home, unless another relay is;
+ * returns how many.
+ */
+int
+BookingNumberEvents(int64 home, int32 batch)
+{
+	Datum		values[3];
+	Datum		consumers;
+	bool		isnull;
+	int			n;
+	int64	   *ids;
+	Datum	   *resources;
+	Datum	   *seqs;
+	int			nheads = 0;
+
+	values[0] = Int64GetDatum(home);
+	if (BookingExecute(&lock_sequencer_plan, values, NULL, false, 1) == 0)
+	{
+		/* locked by another numbering, or not made yet: this claim makes it */
+		if (!MakeSequencer(home) ||
+			BookingExecute(&lock_sequencer_plan, values, NULL, false, 1) == 0)
+			return 0;
+	}
+	values[1] = Int32GetDatum(batch);
+	n = BookingExecute(&number_plan, values, NULL, false, 0);
+	if (n == 0)
+		return 0;
+	ids = palloc(sizeof(int64) * n);
+	resources = palloc(sizeof(Datum) * n);
+	seqs = palloc(sizeof(Datum) * n);
+	for (int i = 0; i < n; i++)
+	{
+		int64		resource = BookingGetInt64(i, 2, NULL);
+		int64		seq = BookingGetInt64(i, 3, NULL);
+		int			j;
+
+		ids[i] = BookingGetInt64(i, 1, NULL);
+		for (j = 0; j < nheads; j++)
+			if (DatumGetInt64(resources[j]) == resource)
+				break;
+		if (j == nheads)
+		{
+			resources[nheads] = Int64GetDatum(resource);
+			seqs[nheads++] = Int64GetDatum(seq);
+		}
+		else if (seq > DatumGetInt64(seqs[j]))
+			seqs[j] = Int64GetDatum(seq);
+	}
+	values[1] = PointerGetDatum(construct_array(resources, nheads, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[2] = PointerGetDatum(construct_array(seqs, nheads, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	(void) BookingExecute(&set_heads_plan, values, NULL, false, 0);
+
+	/*
+	 * The consumers, read after the rows were numbered: a consumer whose
+	 * registration committed before one of these rows did is seen here.
+	 */
+	(void) BookingExecute(&consumer_names_plan, NULL, NULL, false, 1);
+	consumers = BookingGetDatum(0, 1, &isnull);
+	if (isnull)
+		return n;
+	for (int i = 0; i < n; i++)
+		resources[i] = Int64GetDatum(ids[i]);
+	values[1] = consumers;
+	values[2] = PointerGetDatum(construct_array(resources, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	(void) BookingExecute(&deliver_plan, values, NULL, false, 0);
+	return n;
+}
+
+/*
+ * The expiry worker's numbering, in its own transaction (one server):
+ * every committed event, batch at a time; returns how many it numbered.
+ */
+int64
+BookingNumberAll(int32 batch)
+{
+	int64		total = 0;
+	int			n;
+
+	if (BookingDistributed())
+		return 0;
+	SPI_connect();
+	do
+	{
+		n = BookingNumberEvents(0, batch);
+		total += n;
+		CHECK_FOR_INTERRUPTS();
+	} while (n == batch);
+	SPI_finish();
+	return total;
+}
+
+/* hold_expire's purge of one home's old events; returns how many went. */
+int64
+BookingPurgeEvents(int64 home, TimestampTz now, int32 batch)
+{
+	Datum		values[3] = {Int64GetDatum(home),
+		TimestampTzGetDatum(now - (int64) booking_event_retention_s * USECS_PER_SEC),
+	Int32GetDatum(batch)};
+
+	return BookingExecute(&purge_plan, values, NULL, false, 0);
+}
