@@ -9,6 +9,9 @@
 # anything failed, and also when nothing passed.
 #
 # The stages, in this order when none is named:
+#   house        test/house/graph.py --check: src/ keeps its layers (a file
+#                uses only its own layer or lower ones, no circle, no .c file
+#                over 600 lines; docs/layout.md)
 #   regress      pg_regress (test/sql, expected/), via make installcheck
 #   isolation    the isolation specs (test/specs/iso_*), via make installcheck
 #   pgtap        test/pgtap/*.sql, each file with pg_prove
@@ -54,7 +57,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
-ALL_STAGES="regress isolation pgtap stress upgrade examples reliability selftest citus pg17 pg18"
+ALL_STAGES="house regress isolation pgtap stress upgrade examples reliability selftest citus pg17 pg18"
 
 # default timeout of each stage, in seconds: three to five times what the
 # stage takes on a loaded 2-core machine
@@ -68,6 +71,7 @@ stage_timeout() {
 	case $1 in
 	build) echo 600 ;;
 	total) echo 3300 ;;
+	house) echo 60 ;;
 	regress) echo 180 ;;
 	isolation) echo 180 ;;
 	pgtap) echo 120 ;;
@@ -220,9 +224,23 @@ citus_installed() {
 	[ -f "$("$BOOKING_PG_BIN/pg_config" --sharedir)/extension/citus.control" ]
 }
 
+# the house: one test, which fails with the problems graph.py lists
+stage_house() {
+	local out=$STAGE_TMP/house.out
+	echo "test/house/graph.py --check" >"$STAGE_CURRENT"
+	if python3 test/house/graph.py --check >"$out" 2>&1; then
+		tail -n 1 "$out"
+		ok
+	else
+		grep -vE '^[^ ]+ +[0-9]+ [0-9]+ ' "$out"
+		bad "test/house/graph.py --check"
+	fi
+}
+
 run_stage_body() {
 	local stage=$1 t
 	case $stage in
+	house) stage_house ;;
 	regress | isolation) stage_installcheck "$stage" ;;
 	pgtap) stage_pgtap ;;
 	stress) for t in test/stress/*.sh; do run_script "$t"; done ;;

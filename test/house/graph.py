@@ -1,71 +1,67 @@
 #!/usr/bin/env python3
 """graph.py: the house's shape, drawn from src/ itself (issue 26).
 
-Reads every src/**/*.c and .h and prints, per file, its lines, the files
-it includes from src/ and the files whose functions it calls; then the
-circles (strongly connected groups of files that call each other round)
-and, where a file's layer is known, every call that climbs up a layer.
+A file's layer is the number of its folder, src/<N>_<name>/ (lower N,
+lower layer); src/booking.h, which every file includes, is below them all,
+and src/booking.c, the module's _PG_init, above them all.  The rule is that
+a file uses only files of its own layer or of a lower one: a call of a
+function, a read of a variable (a GUC) and an #include all count, and a
+header counts as the .c file of its name beside it.
 
-A file's layer is its folder under src/ once the tree has them
-(src/<NN>_<name>/...: lower NN, lower layer); until then the PROPOSED map
-below.  With --check it exits 1 on a circle, an upward call or include, or
-a file over MAX_LINES lines, so that the rule stays true.
+It prints, per file, its lines, its layer and the files it uses; then every
+problem: a circle (files that use each other round, whatever their layers),
+a use of a higher layer, a .c file over MAX_LINES lines, and a .c file whose
+first comment does not say its layer ("Layer N").  With --check it exits 1
+when there is any, so that the rule stays true (test/run.sh, stage house).
 
-    python3 test/house/graph.py [--check]
+    python3 test/house/graph.py [--check] [--src DIR]
 """
 import os
 import re
 import sys
 from collections import defaultdict
 
-SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src")
 MAX_LINES = 600
-
-# The layers of issue 26 for today's flat tree (lower number, lower layer).
-PROPOSED = {
-    "compat.h": 0, "booking.h": 0, "booking.c": 7,
-    "spi_util.c": 0, "args.c": 0, "result.c": 0, "tables.c": 0, "once.c": 0,
-    "rowlock.c": 1, "lock.c": 1,
-    "call.c": 2, "idempotency.c": 2, "events.c": 2, "stats.c": 2,
-    "counter.c": 3, "stripes.c": 3, "slots.c": 3, "limit.c": 3,
-    "seat.c": 4, "stay.c": 4, "hold.c": 4, "resource.c": 4, "waitlist.c": 4,
-    "passes.c": 4, "amend.c": 4, "outbox.c": 4, "group.c": 4,
-    "shard.c": 5, "route.c": 5, "distribute.c": 5,
-    "worker.c": 6,
-}
+TOP = 99            # src/booking.c
 
 DEF = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*\(", re.M)
+# a file-scope variable that is not static: "int booking_x = 3;", "char *x;"
+VAR = re.compile(r"^(?:const\s+)?(?:unsigned\s+)?[A-Za-z_][A-Za-z0-9_]*\s+\**"
+                 r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:=[^;]*)?;", re.M)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 STRING = re.compile(r'"(?:\\.|[^"\\])*"')
+LAYER_LINE = re.compile(r"Layer (\d+)")
 
 
-def sources():
-    for root, _, names in os.walk(SRC):
+def sources(src):
+    for root, _, names in os.walk(src):
         for n in sorted(names):
             if n.endswith((".c", ".h")):
                 path = os.path.join(root, n)
-                yield os.path.relpath(path, SRC), open(path, encoding="utf-8").read()
+                with open(path, encoding="utf-8") as f:
+                    yield os.path.relpath(path, src), f.read()
 
 
 def layer(rel):
-    head = rel.split(os.sep)[0]
-    m = re.match(r"(\d+)_", head)
-    if m and os.sep in rel:
-        return int(m.group(1))
-    return PROPOSED.get(os.path.basename(rel))
+    parts = rel.split(os.sep)
+    if len(parts) == 1:
+        return 0 if rel.endswith(".h") else TOP
+    m = re.match(r"(\d+)_", parts[0])
+    return int(m.group(1)) if m else None
 
 
 def main(argv):
-    files = dict(sources())
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src")
+    if "--src" in argv:
+        src = argv[argv.index("--src") + 1]
+    files = dict(sources(src))
     code = {f: STRING.sub('""', COMMENT.sub(" ", t)) for f, t in files.items()}
-    by_base = {os.path.basename(f): f for f in files}
 
-    # a function is defined where its name starts a line and is followed by '('
-    # with a '{' before the next ';' (PostgreSQL's layout: type on the line above)
+    # functions and variables defined at file scope, and which are static
     defined = {}
-    static = set()
+    static = defaultdict(set)
     for f, t in code.items():
         if not f.endswith(".c"):
             continue
@@ -78,31 +74,48 @@ def main(argv):
                 continue
             before = t[:m.start()].rstrip().rsplit("\n", 1)[-1]
             if "static" in before:
-                static.add((f, m.group(1)))
+                static[f].add(m.group(1))
                 continue
             defined[m.group(1)] = f
+        for m in VAR.finditer(t):
+            line = t[m.start():m.end()]
+            if line.startswith(("static", "extern", "typedef", "return")):
+                continue
+            defined.setdefault(m.group(1), f)
 
-    calls = defaultdict(lambda: defaultdict(set))
+    # what each file uses: the files defining what it names, the headers it includes
+    uses = defaultdict(lambda: defaultdict(set))
     for f, t in code.items():
-        if not f.endswith(".c"):
-            continue
-        local = {n for (g, n) in static if g == f}
         for name in set(IDENT.findall(t)):
             g = defined.get(name)
-            if g and g != f and name not in local:
-                calls[f][g].add(name)
-    includes = {f: [by_base.get(os.path.basename(i)) for i in INCLUDE.findall(t)
-                    if os.path.basename(i) in by_base] for f, t in files.items()}
+            if g and g != f and name not in static[f]:
+                uses[f][g].add(name)
+    for f, t in files.items():
+        for inc in INCLUDE.findall(t):
+            if inc in files and inc != f:
+                uses[f][inc].add("#include")
 
-    # circles: Tarjan's strongly connected components over calls + includes
-    edges = {f: set(calls[f]) | {i for i in includes[f] if i.endswith(".c")} for f in files}
+    # a header of a layer stands for the .c file of its name beside it
+    # (src/booking.h is every file's, not booking.c's)
+    def unit(f):
+        c = f[:-2] + ".c"
+        return c if f.endswith(".h") and os.sep in f and c in files else f
+
+    edges = defaultdict(set)
+    for f in files:
+        for g in uses[f]:
+            a, b = unit(f), unit(g)
+            if a != b:
+                edges[a].add(b)
+
+    # circles: Tarjan's strongly connected components
     index, low, stack, on, sccs = {}, {}, [], set(), []
 
     def visit(v):
         index[v] = low[v] = len(index)
         stack.append(v)
         on.add(v)
-        for w in edges[v]:
+        for w in sorted(edges[v]):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
@@ -125,32 +138,33 @@ def main(argv):
             visit(v)
 
     problems = []
-    print("# file                        lines layer  calls into")
-    for f in sorted(files):
+    print("# file                              lines layer  uses")
+    for f in sorted(files, key=lambda x: (layer(x) if layer(x) is not None else -1, x)):
         n = files[f].count("\n")
-        into = ", ".join(sorted(os.path.basename(g) for g in calls[f]))
-        print(f"{f:30s}{n:5d} {str(layer(f)):5s}  {into}")
-        if n > MAX_LINES:
+        into = ", ".join(sorted(uses[f]))
+        print(f"{f:36s}{n:5d} {str(layer(f)):5s}  {into}")
+        if layer(f) is None:
+            problems.append(f"{f}: not in a layer folder (src/<N>_<name>/)")
+        if f.endswith(".c") and n > MAX_LINES:
             problems.append(f"{f}: {n} lines (more than {MAX_LINES})")
+        if f.endswith(".c") and os.sep in f:
+            m = LAYER_LINE.search(files[f].split("*/", 1)[0])
+            if not m or int(m.group(1)) != layer(f):
+                problems.append(f"{f}: its first comment does not say \"Layer {layer(f)}\"")
     for comp in sccs:
         problems.append("circle: " + " <-> ".join(comp))
     up = 0
-    for f in sorted(calls):
-        for g in sorted(calls[f]):
+    for f in sorted(uses):
+        for g in sorted(uses[f]):
             lf, lg = layer(f), layer(g)
             if lf is not None and lg is not None and lg > lf:
                 up += 1
-                problems.append(f"up: {f} (layer {lf}) calls {g} (layer {lg}): "
-                                + ", ".join(sorted(calls[f][g])))
-    for f, incs in sorted(includes.items()):
-        for i in incs:
-            li, lf = layer(i), layer(f)
-            if i and li is not None and lf is not None and li > lf:
-                problems.append(f"up: {f} (layer {lf}) includes {i} (layer {li})")
+                problems.append(f"up: {f} (layer {lf}) uses {g} (layer {lg}): "
+                                + ", ".join(sorted(uses[f][g])))
     for p in problems:
         print(p)
     print(f"# {len(files)} files, {sum(t.count(chr(10)) for t in files.values())} lines, "
-          f"{len(sccs)} circles, {up} file pairs calling up")
+          f"{len(sccs)} circles, {up} uses of a higher layer, {len(problems)} problems")
     return 1 if ("--check" in argv and problems) else 0
 
 

@@ -17,6 +17,7 @@
 #   regress    a test that hangs past the stage's timeout (10 s here): the
 #              stage is killed, its session terminated, the next stage passes
 #   stress     a stress script that says "ok" and exits 1
+#   house      a file of the ground that includes a header of the calls
 #
 # Each time, the scratch run.sh must exit non-zero, name the stage in a FAIL:
 # or TIMEOUT: line and end with "N passed, M failed" where M > 0.  One more
@@ -171,6 +172,17 @@ exit 1
 EOF
 runner stress stress
 expect_failure "a stress script that exits 1" '^FAIL: stress ' 'not ok - test/stress/selftest_exit1\.sh'
+
+scratch house
+runner house-clean house
+why=""
+[ "$rc" -eq 0 ] || why="it exited $rc"
+grep -q '^PASS: house ' "$out" || why="${why:+$why; }no \"PASS: house\" line"
+report "$why" "with no fault planted, run.sh house exits 0 ($took s)"
+sed -i '0,/^#include "1_ground\/spi.h"$/s//#include "1_ground\/spi.h"\n#include "6_calls\/stay.h"/' "$dir/src/1_ground/spi.c"
+runner house house
+expect_failure "a file of the ground that includes a header of the calls" '^FAIL: house ' \
+	'^up: 1_ground/spi.c \(layer 1\) uses 6_calls/stay.h \(layer 6\)'
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
