@@ -5,7 +5,9 @@ EXTVERSION = $(shell grep default_version $(EXTENSION).control | sed -e "s/defau
 MODULE_big = booking
 # src/ is layered: a file calls only files of its own folder or of a lower
 # one (docs/layout.md; test/house/graph.py --check keeps it so)
-OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
+# (found beside this Makefile, so that a VPATH build finds them too)
+BOOKING_TOP := $(dir $(lastword $(MAKEFILE_LIST)))
+OBJS = $(patsubst $(BOOKING_TOP)%.c,%.o,$(sort $(wildcard $(BOOKING_TOP)src/*.c $(BOOKING_TOP)src/*/*.c)))
 # sql/booking.sql is the editable script of the current version (pgvector's
 # arrangement); released versions keep a frozen full script, and every change
 # ships an upgrade script beside them.
@@ -48,4 +50,4 @@ src/7_worker/worker.o src/7_worker/worker.bc: $(EXTENSION).control
 
 # no dependency tracking in PGXS without --enable-depend: a change to any
 # header rebuilds every file
-$(OBJS) $(OBJS:.o=.bc): $(wildcard src/*.h src/*/*.h)
+$(OBJS) $(OBJS:.o=.bc): $(wildcard $(BOOKING_TOP)src/*.h $(BOOKING_TOP)src/*/*.h)
