@@ -70,8 +70,8 @@ static MemoryContext shard_context = NULL;
 static uint64 shard_map_generation = 0;
 
 /*
- * booking.resources, as the map last saw it: tables.c may forget its OIDs
- * before it calls us
+ * booking.resources, as the map last saw it: tables.c's callback calls ours
+ * before it forgets its OIDs, and a later one may find them gone
  */
 static Oid	watched_relid = InvalidOid;
 

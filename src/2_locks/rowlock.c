@@ -24,7 +24,8 @@
  *	  succeeds at once), so the queue adds no deadlock.
  *
  *	  READ COMMITTED only: under a snapshot isolation level the row must be
- *	  read as the transaction's snapshot sees it, and seat.c uses SQL.
+ *	  read as the transaction's snapshot sees it, and
+ *	  4_inventory/seat_sale.c uses SQL.
  *
  *	  Also here: a booking row read back as this transaction wrote it, for
  *	  its outbox event (3_frame/events.c), at every isolation level.

@@ -13,7 +13,8 @@
  *
  *	  Who numbers: a claim (6_calls/claims.c) made in a transaction of its
  *	  own, and, on one server where the expiry worker serves the database,
- *	  the worker (7_worker/worker.c), in transactions of its own.
+ *	  the worker (7_worker/worker.c), in transactions of its own, when a
+ *	  commit wrote events or a claim found some unnumbered.
  *	  drop_consumer (6_calls/consumers.c) holds every home's sequencer, so
  *	  that no numbering is in progress when it deletes the consumer's
  *	  deliveries, and none can add one after it.
@@ -114,7 +115,6 @@ static BookingPlan purge_plan = {
 	3, {INT8OID, TIMESTAMPTZOID, INT4OID}
 };
 
-
 void
 BookingNumberingInit(void)
 {
@@ -127,7 +127,6 @@ BookingNumberingInit(void)
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
 }
-
 
 /*
  * The advisory lock under which a home's sequencer row is made (see

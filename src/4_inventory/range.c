@@ -32,8 +32,7 @@
 #include "4_inventory/range.h"
 #include "4_inventory/slots.h"
 
-/* $4 is the home of the resource(s) in every statement below; $2 the footprint */
-/* $4 is the home of the resource(s) in every statement below; $2 the footprint */
+/* $4 is the home of the resource in the statement below; $2 the footprint */
 static BookingPlan overlap_plan = {
 	"SELECT EXISTS (SELECT 1 FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $4 "
 	"AND b.resource_id OPERATOR(pg_catalog.=) $1 AND " BOOKING_BLOCKING("b") ")",
@@ -149,7 +148,7 @@ BookingStaySetCreated(BookingResult *res, int64 booking_id, const char *what,
  */
 bool
 BookingStayPrecheck(BookingStayRequest *req, int64 resource, BookingResource *r, ItemPointer tid,
-			 BookingResult *res)
+					BookingResult *res)
 {
 	Datum		values[4];
 

@@ -1,8 +1,8 @@
 /*
  * seat_row.h
  *	  The booking row a seat sale writes, as SQL text shared by the paths
- *	  that take seats (seat_take.c, stripes.c, 6_calls/passes.c).  Layer 4,
- *	  inventory.
+ *	  that take seats (seat_sale.c, seat_take.c, stripes.c,
+ *	  6_calls/passes.c).  Layer 4, inventory.
  *
  *	  Every statement that takes seats and writes that row in one go numbers
  *	  its parameters alike: $1 the resource, $2 the quantity, $3 the guest,

@@ -149,9 +149,10 @@ BookingSeatTakeWaitStatement(void *arg)
 
 /*
  * Locks the counter row without waiting and takes the seats in the same
- * statement: BOOKING_SEATS_TAKEN, BOOKING_SEATS_SHORT (we hold the lock, the seats are not
- * there), or BOOKING_SEATS_ELSEWHERE (another transaction holds the row, the seats
- * looked short, or the resource is striped or unknown: the peek tells which).
+ * statement: BOOKING_SEATS_TAKEN, BOOKING_SEATS_SHORT (we hold the lock, the
+ * seats are not there), or BOOKING_SEATS_ELSEWHERE (another transaction holds
+ * the row, the seats looked short, or the resource is striped or unknown:
+ * the peek tells which).
  */
 static BookingSeatOutcome
 TakeNow(BookingSeatRequest *req)

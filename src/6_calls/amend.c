@@ -220,7 +220,7 @@ MoveStayBody(void *state, BookingResult *res)
 
 	/*
 	 * Under the room's lock every stay of it that blocks is committed, so
-	 * this check is exact; at SERIALIZABLE it is skipped (see stay.c) and
+	 * this check is exact; at SERIALIZABLE it is skipped (see 6_calls/stay.c) and
 	 * the constraint alone refuses.
 	 */
 	if (!IsolationIsSerializable())

@@ -11,6 +11,9 @@
  *	  registered (3_frame/events.c reads the registration with a dirty
  *	  snapshot).
  *
+ *	  drop_consumer runs at READ COMMITTED only, as the relays' calls do
+ *	  (claims.c): each of its statements must see what the others committed.
+ *
  *	  Layer 6, the calls.  Locks: add_consumer waits for the lockers of the
  *	  booking tables that were there when it registered; drop_consumer holds
  *	  every home's sequencer to its commit.
@@ -72,7 +75,6 @@ BookingConsumersInit(void)
 	RegisterXactCallback(RegistrationXactCallback, NULL);
 	RegisterSubXactCallback(RegistrationSubXactCallback, NULL);
 }
-
 
 text *
 BookingArgConsumer(FunctionCallInfo fcinfo, int argno, const char *name)
@@ -174,7 +176,6 @@ RegistrationSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 	if (registration_open && event == SUBXACT_EVENT_ABORT_SUB)
 		BookingEventsInvalidateNow();
 }
-
 
 /*
  * Waits for the booking transactions that were running when this

@@ -93,7 +93,7 @@ StayRequestString(const char *fn, const char *target, BookingStayRequest *req)
 
 Datum
 BookingStayRunCall(FunctionCallInfo fcinfo, BookingStayRequest *req, const char *fn,
-			const char *target, BookingBodyFn body, bool route)
+				   const char *target, BookingBodyFn body, bool route)
 {
 	BookingCall call;
 
