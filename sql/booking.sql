@@ -156,6 +156,9 @@ CREATE TABLE booking.bookings (
     -- a stay's footprint: during widened by its resource's buffers; the
     -- exclusion constraint compares footprints
     blocked     tstzrange NULL,
+    -- (0.8.0) the caller's own data (an order id, a cart): a JSON object of
+    -- at most 8 kB, checked by the calls; copied into every event's payload
+    metadata    jsonb NULL,
     -- one short constraint on the hot insert path (see resources); the API
     -- normalizes during to a non-empty [lower, upper) before it writes
     CONSTRAINT bookings_row_check CHECK (quantity > 0
@@ -225,7 +228,8 @@ CREATE TABLE booking.events (
     created_at  timestamptz NOT NULL,
     CONSTRAINT events_pkey PRIMARY KEY (home, id),
     CONSTRAINT events_kind_check CHECK (kind IN ('reserved', 'confirmed', 'cancelled', 'expired',
-        'hold_extended', 'moved', 'reduced', 'capacity_changed', 'waitlist_joined', 'waitlist_offered'))
+        'hold_extended', 'moved', 'reduced', 'capacity_changed', 'waitlist_joined', 'waitlist_offered',
+        'guest_forgotten'))
 );
 ALTER SEQUENCE booking.events_id_seq OWNED BY booking.events.id;
 -- partial: a sale's insert touches neither this index's numbered part nor the next one
@@ -265,6 +269,14 @@ CREATE TABLE booking.deliveries (
 CREATE INDEX deliveries_open_idx ON booking.deliveries (home, consumer, event_id)
     WHERE acked_at IS NULL;
 
+-- (0.8.0) the key of forget_guest's pseudonyms: made on first use (a fresh
+-- install has none, so that a restored dump keeps the old one), read by
+-- nobody but the extension's owner; on Citus it stays on the coordinator
+CREATE TABLE booking.secrets (
+    name        text PRIMARY KEY,
+    value       bytea NOT NULL
+);
+
 -- pg_dump keeps user data of extension tables only when told to
 SELECT pg_catalog.pg_extension_config_dump('booking.resources', '');
 SELECT pg_catalog.pg_extension_config_dump('booking.bookings', '');
@@ -278,6 +290,7 @@ SELECT pg_catalog.pg_extension_config_dump('booking.consumers', '');
 SELECT pg_catalog.pg_extension_config_dump('booking.deliveries', '');
 SELECT pg_catalog.pg_extension_config_dump('booking.events_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('booking.lease_token_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('booking.secrets', '');
 
 COMMENT ON TABLE booking.resources IS 'things that can be booked: a session of N seats, a room, a pool of rooms';
 COMMENT ON TABLE booking.bookings IS 'one row per reservation; write it only through the booking functions';
@@ -287,13 +300,14 @@ COMMENT ON TABLE booking.idempotency_keys IS 'stored results of calls made with 
 COMMENT ON TABLE booking.events IS 'the outbox: one row per state change, written in the same transaction';
 COMMENT ON TABLE booking.event_heads IS 'the last sequence number given to each resource''s events';
 COMMENT ON TABLE booking.consumers IS 'the consumers of the outbox; each gets every event numbered after it registered';
+COMMENT ON TABLE booking.secrets IS 'the key of forget_guest''s pseudonyms; never grant it';
 COMMENT ON TABLE booking.deliveries IS 'per consumer and event: its lease and whether it was acknowledged';
 
 -- Writes go through the API only: it is SECURITY DEFINER with a pinned
 -- search_path, and applications get SELECT on the tables and EXECUTE on it.
 REVOKE ALL ON booking.resources, booking.bookings, booking.idempotency_keys,
     booking.resource_stripes, booking.events, booking.event_heads, booking.consumers,
-    booking.deliveries FROM PUBLIC;
+    booking.deliveries, booking.secrets FROM PUBLIC;
 
 ------------------------------------------------------------------------------
 -- resources
@@ -323,6 +337,18 @@ CREATE FUNCTION booking.seats_left(resource bigint)
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.seats_left(bigint) IS
 'seats still free on a resource (lapsed holds count as free); NULL for an unknown resource';
+
+-- (0.8.0) a booking as a screen shows it, for a role without SELECT on the
+-- tables: one row, or none for an unknown id
+CREATE FUNCTION booking.get_booking(booking bigint)
+    RETURNS TABLE (id bigint, resource_id bigint, guest text, quantity integer, during tstzrange,
+                   status booking.status, expires_at timestamptz, created_at timestamptz,
+                   metadata jsonb, group_id bigint)
+    AS 'MODULE_PATHNAME', 'booking_get_booking'
+    LANGUAGE C STABLE PARALLEL SAFE ROWS 1
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.get_booking(bigint) IS
+'one booking: id, resource_id, guest, quantity, during, status, expires_at, created_at, metadata, group_id; no row for an unknown id';
 
 CREATE FUNCTION booking.set_stripes(resource bigint, stripes integer)
     RETURNS booking.result
@@ -354,22 +380,24 @@ COMMENT ON FUNCTION booking.set_buffer(bigint, interval, interval) IS
 
 CREATE FUNCTION booking.reserve_seat(resource bigint, guest text, quantity integer DEFAULT 1,
         hold interval DEFAULT NULL, idempotency_key text DEFAULT NULL,
-        lock_timeout interval DEFAULT NULL)
+        lock_timeout interval DEFAULT NULL,
+        metadata jsonb DEFAULT NULL)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_reserve_seat'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION booking.reserve_seat(bigint, text, integer, interval, text, interval) IS
+COMMENT ON FUNCTION booking.reserve_seat(bigint, text, integer, interval, text, interval, jsonb) IS
 'takes quantity seats of a resource under its row lock; sold_out when they are not there';
 
 CREATE FUNCTION booking.reserve_seats(resources bigint[], guest text, quantities integer[] DEFAULT NULL,
         hold interval DEFAULT NULL, idempotency_key text DEFAULT NULL,
-        lock_timeout interval DEFAULT NULL)
+        lock_timeout interval DEFAULT NULL,
+        metadata jsonb DEFAULT NULL)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_reserve_seats'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION booking.reserve_seats(bigint[], text, integer[], interval, text, interval) IS
+COMMENT ON FUNCTION booking.reserve_seats(bigint[], text, integer[], interval, text, interval, jsonb) IS
 'takes seats of several resources, all or nothing, locking them in ascending id order; members share group_id';
 
 ------------------------------------------------------------------------------
@@ -378,32 +406,35 @@ COMMENT ON FUNCTION booking.reserve_seats(bigint[], text, integer[], interval, t
 
 CREATE FUNCTION booking.reserve_stay(resource bigint, guest text, during tstzrange,
         hold interval DEFAULT NULL, idempotency_key text DEFAULT NULL,
-        lock_timeout interval DEFAULT NULL)
+        lock_timeout interval DEFAULT NULL,
+        metadata jsonb DEFAULT NULL)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_reserve_stay'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION booking.reserve_stay(bigint, text, tstzrange, interval, text, interval) IS
+COMMENT ON FUNCTION booking.reserve_stay(bigint, text, tstzrange, interval, text, interval, jsonb) IS
 'books a resource exclusively over a half-open time range; the exclusion constraint is the guard';
 
 CREATE FUNCTION booking.reserve_stays(resources bigint[], guest text, during tstzrange,
         hold interval DEFAULT NULL, idempotency_key text DEFAULT NULL,
-        lock_timeout interval DEFAULT NULL)
+        lock_timeout interval DEFAULT NULL,
+        metadata jsonb DEFAULT NULL)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_reserve_stays'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION booking.reserve_stays(bigint[], text, tstzrange, interval, text, interval) IS
+COMMENT ON FUNCTION booking.reserve_stays(bigint[], text, tstzrange, interval, text, interval, jsonb) IS
 'books several resources over the same range, all or nothing; members share group_id';
 
 CREATE FUNCTION booking.reserve_stay_any(pool bigint, guest text, during tstzrange,
         hold interval DEFAULT NULL, idempotency_key text DEFAULT NULL,
-        lock_timeout interval DEFAULT NULL)
+        lock_timeout interval DEFAULT NULL,
+        metadata jsonb DEFAULT NULL)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_reserve_stay_any'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION booking.reserve_stay_any(bigint, text, tstzrange, interval, text, interval) IS
+COMMENT ON FUNCTION booking.reserve_stay_any(bigint, text, tstzrange, interval, text, interval, jsonb) IS
 'books any free unit of a pool (resources whose pool_id is pool) over a range';
 
 CREATE FUNCTION booking.free_slots(resource bigint, within tstzrange, min_length interval)
@@ -484,12 +515,13 @@ COMMENT ON FUNCTION booking.hold_expire(integer) IS
 ------------------------------------------------------------------------------
 
 CREATE FUNCTION booking.join_waitlist(resource bigint, guest text, quantity integer DEFAULT 1,
-        idempotency_key text DEFAULT NULL)
+        idempotency_key text DEFAULT NULL,
+        metadata jsonb DEFAULT NULL)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_join_waitlist'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION booking.join_waitlist(bigint, text, integer, text) IS
+COMMENT ON FUNCTION booking.join_waitlist(bigint, text, integer, text, jsonb) IS
 'puts the guest in line for quantity seats of a sold-out resource (code waitlisted, 202); freed seats are offered to the line in join order as holds';
 
 ------------------------------------------------------------------------------
@@ -581,6 +613,16 @@ COMMENT ON FUNCTION booking.health() IS
 -- shared_preload_libraries
 ------------------------------------------------------------------------------
 
+-- (0.8.0) a guest forgotten (a GDPR request): its name replaced by a stable
+-- pseudonym everywhere the extension keeps it (docs/reference.md)
+CREATE FUNCTION booking.forget_guest(guest text)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'booking_forget_guest'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.forget_guest(text) IS
+'replaces a guest''s name in bookings, waitlist entries, stored idempotency requests and events with a stable pseudonym; one guest_forgotten event per resource; returns the rows changed';
+
 CREATE FUNCTION booking.stats()
     RETURNS TABLE(function text, code text, calls bigint, total_ms double precision,
                   max_ms double precision, lock_wait_ms double precision)
@@ -621,36 +663,36 @@ COMMENT ON FUNCTION booking.distribute(integer) IS
 -- superuser nor the extension's owner, the roles the public functions run
 -- as, so no grant on schema booking lets a client role call one.
 
-CREATE FUNCTION booking.shard_reserve_seat(resource bigint, guest text, quantity integer, hold interval, idempotency_key text, lock_timeout interval, home bigint)
+CREATE FUNCTION booking.shard_reserve_seat(resource bigint, guest text, quantity integer, hold interval, idempotency_key text, lock_timeout interval, metadata jsonb, home bigint)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_reserve_seat'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION booking.shard_reserve_seat(bigint, text, integer, interval, text, interval, bigint) IS
+COMMENT ON FUNCTION booking.shard_reserve_seat(bigint, text, integer, interval, text, interval, jsonb, bigint) IS
 'internal: booking.reserve_seat on the node that holds the shard of home (Citus); call booking.reserve_seat';
 
-CREATE FUNCTION booking.shard_reserve_stay(resource bigint, guest text, during tstzrange, hold interval, idempotency_key text, lock_timeout interval, home bigint)
+CREATE FUNCTION booking.shard_reserve_stay(resource bigint, guest text, during tstzrange, hold interval, idempotency_key text, lock_timeout interval, metadata jsonb, home bigint)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_reserve_stay'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION booking.shard_reserve_stay(bigint, text, tstzrange, interval, text, interval, bigint) IS
+COMMENT ON FUNCTION booking.shard_reserve_stay(bigint, text, tstzrange, interval, text, interval, jsonb, bigint) IS
 'internal: booking.reserve_stay on the node that holds the shard of home (Citus); call booking.reserve_stay';
 
-CREATE FUNCTION booking.shard_reserve_stays(resources bigint[], guest text, during tstzrange, hold interval, idempotency_key text, lock_timeout interval, home bigint)
+CREATE FUNCTION booking.shard_reserve_stays(resources bigint[], guest text, during tstzrange, hold interval, idempotency_key text, lock_timeout interval, metadata jsonb, home bigint)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_reserve_stays'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION booking.shard_reserve_stays(bigint[], text, tstzrange, interval, text, interval, bigint) IS
+COMMENT ON FUNCTION booking.shard_reserve_stays(bigint[], text, tstzrange, interval, text, interval, jsonb, bigint) IS
 'internal: booking.reserve_stays on the node that holds the shard of home (Citus); call booking.reserve_stays';
 
-CREATE FUNCTION booking.shard_reserve_stay_any(pool bigint, guest text, during tstzrange, hold interval, idempotency_key text, lock_timeout interval, home bigint)
+CREATE FUNCTION booking.shard_reserve_stay_any(pool bigint, guest text, during tstzrange, hold interval, idempotency_key text, lock_timeout interval, metadata jsonb, home bigint)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_reserve_stay_any'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION booking.shard_reserve_stay_any(bigint, text, tstzrange, interval, text, interval, bigint) IS
+COMMENT ON FUNCTION booking.shard_reserve_stay_any(bigint, text, tstzrange, interval, text, interval, jsonb, bigint) IS
 'internal: booking.reserve_stay_any on the node that holds the shard of home (Citus); call booking.reserve_stay_any';
 
 CREATE FUNCTION booking.shard_confirm(booking bigint, idempotency_key text, home bigint)
@@ -686,12 +728,12 @@ COMMENT ON FUNCTION booking.shard_extend_hold_until(bigint, timestamptz, bigint)
 'internal: booking.extend_hold_until on the node that holds the shard of home (Citus); call booking.extend_hold_until';
 
 CREATE FUNCTION booking.shard_stay_member(resource bigint, guest text, during tstzrange,
-        expires_at timestamptz, group_id bigint, lock_timeout interval, home bigint)
+        expires_at timestamptz, group_id bigint, lock_timeout interval, metadata jsonb, home bigint)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_stay_member'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION booking.shard_stay_member(bigint, text, tstzrange, timestamptz, bigint, interval, bigint) IS
+COMMENT ON FUNCTION booking.shard_stay_member(bigint, text, tstzrange, timestamptz, bigint, interval, jsonb, bigint) IS
 'internal: one member of a booking.reserve_stays group whose members live on several nodes (Citus); every member gets the expiry of the coordinator''s hold';
 
 CREATE FUNCTION booking.shard_set_capacity(resource bigint, capacity integer, expected_version bigint, home bigint)
@@ -726,12 +768,12 @@ CREATE FUNCTION booking.shard_set_buffer(resource bigint, before interval, after
 COMMENT ON FUNCTION booking.shard_set_buffer(bigint, interval, interval, bigint) IS
 'internal: booking.set_buffer on the node that holds the shard of home (Citus); call booking.set_buffer';
 
-CREATE FUNCTION booking.shard_reserve_seats(resources bigint[], guest text, quantities integer[], hold interval, idempotency_key text, lock_timeout interval, home bigint)
+CREATE FUNCTION booking.shard_reserve_seats(resources bigint[], guest text, quantities integer[], hold interval, idempotency_key text, lock_timeout interval, metadata jsonb, home bigint)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_reserve_seats'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION booking.shard_reserve_seats(bigint[], text, integer[], interval, text, interval, bigint) IS
+COMMENT ON FUNCTION booking.shard_reserve_seats(bigint[], text, integer[], interval, text, interval, jsonb, bigint) IS
 'internal: booking.reserve_seats on the node that holds the shard of home (Citus); call booking.reserve_seats';
 
 CREATE FUNCTION booking.shard_reduce(booking bigint, quantity integer, idempotency_key text, home bigint)
@@ -751,20 +793,20 @@ COMMENT ON FUNCTION booking.shard_move_stay(bigint, tstzrange, text, interval, b
 'internal: booking.move_stay on the node that holds the shard of home (Citus); call booking.move_stay';
 
 CREATE FUNCTION booking.shard_seat_member(resource bigint, guest text, quantity integer,
-        expires_at timestamptz, group_id bigint, lock_timeout interval, home bigint)
+        expires_at timestamptz, group_id bigint, lock_timeout interval, metadata jsonb, home bigint)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_seat_member'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION booking.shard_seat_member(bigint, text, integer, timestamptz, bigint, interval, bigint) IS
+COMMENT ON FUNCTION booking.shard_seat_member(bigint, text, integer, timestamptz, bigint, interval, jsonb, bigint) IS
 'internal: one member of a booking.reserve_seats group whose members live on several nodes (Citus); every member gets the expiry of the coordinator''s hold';
 
-CREATE FUNCTION booking.shard_join_waitlist(resource bigint, guest text, quantity integer, idempotency_key text, home bigint)
+CREATE FUNCTION booking.shard_join_waitlist(resource bigint, guest text, quantity integer, idempotency_key text, metadata jsonb, home bigint)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_join_waitlist'
     LANGUAGE C VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION booking.shard_join_waitlist(bigint, text, integer, text, bigint) IS
+COMMENT ON FUNCTION booking.shard_join_waitlist(bigint, text, integer, text, jsonb, bigint) IS
 'internal: booking.join_waitlist on the node that holds the resource (Citus)';
 
 ------------------------------------------------------------------------------
@@ -785,18 +827,19 @@ CREATE FUNCTION booking.grant_client(role regrole)
 DECLARE
     fn text;
     calls text[] := ARRAY[
-        'booking.reserve_seat(bigint, text, integer, interval, text, interval)',
-        'booking.reserve_seats(bigint[], text, integer[], interval, text, interval)',
-        'booking.reserve_stay(bigint, text, tstzrange, interval, text, interval)',
-        'booking.reserve_stays(bigint[], text, tstzrange, interval, text, interval)',
-        'booking.reserve_stay_any(bigint, text, tstzrange, interval, text, interval)',
+        'booking.reserve_seat(bigint, text, integer, interval, text, interval, jsonb)',
+        'booking.reserve_seats(bigint[], text, integer[], interval, text, interval, jsonb)',
+        'booking.reserve_stay(bigint, text, tstzrange, interval, text, interval, jsonb)',
+        'booking.reserve_stays(bigint[], text, tstzrange, interval, text, interval, jsonb)',
+        'booking.reserve_stay_any(bigint, text, tstzrange, interval, text, interval, jsonb)',
         'booking.confirm(bigint, text)',
         'booking.cancel(bigint, text)',
         'booking.extend_hold(bigint, interval)',
         'booking.extend_hold_until(bigint, timestamptz)',
         'booking.reduce(bigint, integer, text)',
         'booking.move_stay(bigint, tstzrange, text, interval)',
-        'booking.join_waitlist(bigint, text, integer, text)',
+        'booking.join_waitlist(bigint, text, integer, text, jsonb)',
+        'booking.get_booking(bigint)',
         'booking.seats_left(bigint)',
         'booking.free_slots(bigint, tstzrange, interval)'];
 BEGIN
@@ -821,7 +864,7 @@ BEGIN
 END
 $grant$;
 COMMENT ON FUNCTION booking.grant_client(regrole) IS
-'grants an application role the reservation calls (reserve, confirm, cancel, extend, reduce, move, join_waitlist, seats_left, free_slots) and SELECT on resources and bookings; for a superuser or the extension''s owner';
+'grants an application role the reservation calls (reserve, confirm, cancel, extend, reduce, move, join_waitlist, get_booking, seats_left, free_slots) and SELECT on resources and bookings; for a superuser or the extension''s owner';
 
 CREATE FUNCTION booking.grant_relay(role regrole)
     RETURNS text
@@ -871,6 +914,7 @@ DECLARE
         'booking.add_consumer(text)',
         'booking.drop_consumer(text)',
         'booking.hold_expire(integer)',
+        'booking.forget_guest(text)',
         'booking.health()',
         'booking.stats()',
         'booking.stats_reset()',
@@ -892,12 +936,12 @@ BEGIN
         EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s', fn, role);
     END LOOP;
     EXECUTE pg_catalog.format('GRANT SELECT ON booking.resources, booking.bookings TO %s', role);
-    RETURN pg_catalog.format('%s may now run booking: %s calls (resources, settings, consumers, hold_expire, statistics, distribute), and SELECT on booking.resources and booking.bookings',
+    RETURN pg_catalog.format('%s may now run booking: %s calls (resources, settings, consumers, hold_expire, forget_guest, statistics, distribute), and SELECT on booking.resources and booking.bookings',
                              role, pg_catalog.array_length(calls, 1));
 END
 $grant$;
 COMMENT ON FUNCTION booking.grant_admin(regrole) IS
-'grants an operations role resources, settings, consumers, hold_expire, health, stats, stats_reset and distribute, and SELECT on resources and bookings; for a superuser or the extension''s owner';
+'grants an operations role resources, settings, consumers, hold_expire, forget_guest, health, stats, stats_reset and distribute, and SELECT on resources and bookings; for a superuser or the extension''s owner';
 
 -- Nothing is executable by PUBLIC: grant_client, grant_relay and grant_admin
 -- give each role its calls (docs/reference.md, Grants).

@@ -12,6 +12,8 @@
 #include "common/int.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/rangetypes.h"
 #include "utils/timestamp.h"
@@ -21,6 +23,36 @@
 #include "1_ground/args.h"
 #include "1_ground/compat.h"
 #include "1_ground/timeout.h"
+
+/*
+ * An interval as an error's detail shows what arrived: PostgreSQL's text,
+ * and the seconds it makes when that reads differently (a driver that sends
+ * a duration in the wrong unit shows at once: 900000000000 seconds is a
+ * 15-minute Go time.Duration read as seconds).
+ */
+const char *
+BookingDescribeInterval(const Interval *span)
+{
+	char	   *text = DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(span)));
+	int64		days;
+	int64		usecs;
+
+	if (pg_mul_s64_overflow((int64) span->month, DAYS_PER_MONTH, &days) ||
+		pg_add_s64_overflow(days, (int64) span->day, &days) ||
+		pg_mul_s64_overflow(days, USECS_PER_DAY, &usecs) ||
+		pg_add_s64_overflow(usecs, span->time, &usecs))
+		return text;
+	if (usecs % USECS_PER_SEC == 0)
+		return psprintf("%s (" INT64_FORMAT " seconds)", text, usecs / USECS_PER_SEC);
+	return psprintf("%s (%.6f seconds)", text, (double) usecs / USECS_PER_SEC);
+}
+
+/* A range as an error's detail shows what arrived. */
+static const char *
+DescribeRange(RangeType *range)
+{
+	return DatumGetCString(OidFunctionCall1(F_RANGE_OUT, RangeTypePGetDatum(range)));
+}
 
 static void
 RequireNotNull(FunctionCallInfo fcinfo, int argno, const char *name)
@@ -50,7 +82,8 @@ BookingArgGuest(FunctionCallInfo fcinfo, int argno)
 	if (len == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("guest must not be empty")));
+				 errmsg("guest must not be empty"),
+				 errdetail("The guest given is an empty string.")));
 	if (len > BOOKING_MAX_GUEST_BYTES)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -90,7 +123,10 @@ BookingIntervalUsecs(const Interval *span, const char *name)
 		pg_add_s64_overflow(usecs, span->time, &usecs))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s is out of range", name)));
+				 errmsg("%s is out of range", name),
+				 errdetail("The %s given is %s.", name,
+						   DatumGetCString(DirectFunctionCall1(interval_out,
+															   IntervalPGetDatum(span))))));
 	return usecs;
 }
 
@@ -107,11 +143,15 @@ BookingArgHold(FunctionCallInfo fcinfo, int argno, int64 *hold_us)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("hold must be a positive interval"),
+				 errdetail("The hold given is %s.",
+						   BookingDescribeInterval(PG_GETARG_INTERVAL_P(argno))),
 				 errhint("Pass NULL to book without a hold.")));
 	if (usecs > BOOKING_MAX_HOLD_USECS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("hold must be at most 3660 days")));
+				 errmsg("hold must be at most 3660 days"),
+				 errdetail("The hold given is %s.",
+						   BookingDescribeInterval(PG_GETARG_INTERVAL_P(argno)))));
 	*hold_us = usecs;
 	return true;
 }
@@ -135,7 +175,8 @@ BookingArgMemberExpiry(FunctionCallInfo fcinfo, int argno, TimestampTz now,
 	if (TIMESTAMP_NOT_FINITE(at))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("expires_at must be finite")));
+				 errmsg("expires_at must be finite"),
+				 errdetail("The expires_at given is %s.", timestamptz_to_str(at))));
 	if (at > now + BOOKING_MAX_HOLD_USECS + USECS_PER_DAY)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -168,19 +209,24 @@ BookingArgGroup(FunctionCallInfo fcinfo, int argno)
 	return group_id;
 }
 
-/* NULL means booking.lock_timeout; 0 means do not wait (NOWAIT). */
+/*
+ * NULL means booking.lock_timeout; 0 means do not wait (NOWAIT).  Either is
+ * capped by the session's own lock_timeout when that is shorter (timeout.c).
+ */
 int
 BookingArgLockTimeout(FunctionCallInfo fcinfo, int argno)
 {
 	int64		usecs;
 
 	if (PG_ARGISNULL(argno))
-		return booking_lock_timeout_ms;
+		return BookingLockTimeoutDefault();
 	usecs = BookingIntervalUsecs(PG_GETARG_INTERVAL_P(argno), "lock_timeout");
 	if (usecs < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lock_timeout must not be negative"),
+				 errdetail("The lock_timeout given is %s.",
+						   BookingDescribeInterval(PG_GETARG_INTERVAL_P(argno))),
 				 errhint("Use 0 to fail at once when the resource is locked.")));
 	/*
 	 * Round a positive sub-millisecond wait up, so it never means NOWAIT;
@@ -189,8 +235,10 @@ BookingArgLockTimeout(FunctionCallInfo fcinfo, int argno)
 	if (usecs > (int64) INT_MAX * 1000)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lock_timeout must be at most %d milliseconds", INT_MAX)));
-	return (int) ((usecs + 999) / 1000);
+				 errmsg("lock_timeout must be at most %d milliseconds", INT_MAX),
+				 errdetail("The lock_timeout given is %s.",
+						   BookingDescribeInterval(PG_GETARG_INTERVAL_P(argno)))));
+	return BookingCapLockTimeout((int) ((usecs + 999) / 1000));
 }
 
 /* Returns NULL when no key was given. */
@@ -208,6 +256,7 @@ BookingArgKey(FunctionCallInfo fcinfo, int argno)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("idempotency_key must not be empty"),
+				 errdetail("The idempotency_key given is an empty string."),
 				 errhint("Pass NULL to call without an idempotency key.")));
 	if (len > BOOKING_MAX_KEY_BYTES)
 		ereport(ERROR,
@@ -215,6 +264,40 @@ BookingArgKey(FunctionCallInfo fcinfo, int argno)
 				 errmsg("idempotency_key must be at most %d bytes long", BOOKING_MAX_KEY_BYTES),
 				 errdetail("The key given is %d bytes long.", len)));
 	return text_to_cstring(key);
+}
+
+/*
+ * (0.8.0) The caller's metadata: NULL (none), or a JSON object of at most
+ * BOOKING_MAX_METADATA_BYTES as text.  *text is its canonical text (jsonb's
+ * own output: keys sorted, one space after each comma and colon), the form
+ * an idempotency key's fingerprint holds.
+ */
+Jsonb *
+BookingArgMetadata(FunctionCallInfo fcinfo, int argno, char **text)
+{
+	Jsonb	   *metadata;
+	size_t		len;
+
+	*text = NULL;
+	if (PG_ARGISNULL(argno))
+		return NULL;
+	metadata = PG_GETARG_JSONB_P(argno);
+	if (!JB_ROOT_IS_OBJECT(metadata) || JB_ROOT_IS_SCALAR(metadata))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("metadata must be a JSON object"),
+				 errdetail("The metadata given is a JSON %s.",
+						   JB_ROOT_IS_SCALAR(metadata) ? "scalar" : "array"),
+				 errhint("Pass NULL for none, or an object such as {\"order_id\": \"A-1001\"}.")));
+	*text = JsonbToCString(NULL, &metadata->root, VARSIZE(metadata));
+	len = strlen(*text);
+	if (len > BOOKING_MAX_METADATA_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("metadata must be at most %d bytes as text", BOOKING_MAX_METADATA_BYTES),
+				 errdetail("The metadata given is %zu bytes as text.", len),
+				 errhint("Store a reference (an order id) rather than the order itself.")));
+	return metadata;
 }
 
 /*
@@ -236,26 +319,31 @@ BookingArgDuring(FunctionCallInfo fcinfo, int argno, const char *name,
 	if (RangeTypeGetOid(range) != TSTZRANGEOID)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be a tstzrange", name)));
+				 errmsg("%s must be a tstzrange", name),
+				 errdetail("The %s given is a range of type %s.", name,
+						   format_type_be(RangeTypeGetOid(range)))));
 	typcache = lookup_type_cache(TSTZRANGEOID, TYPECACHE_RANGE_INFO);
 	range_deserialize(typcache, range, &lo, &hi, &empty);
 	if (empty)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must not be empty", name)));
+				 errmsg("%s must not be empty", name),
+				 errdetail("The %s given is %s.", name, DescribeRange(range))));
 	if (lo.infinite || hi.infinite ||
 		TIMESTAMP_NOT_FINITE(DatumGetTimestampTz(lo.val)) ||
 		TIMESTAMP_NOT_FINITE(DatumGetTimestampTz(hi.val)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must have finite lower and upper bounds", name)));
+				 errmsg("%s must have finite lower and upper bounds", name),
+				 errdetail("The %s given is %s.", name, DescribeRange(range))));
 	*lower = DatumGetTimestampTz(lo.val);
 	*upper = DatumGetTimestampTz(hi.val);
 	if (*lower >= *upper)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must not be empty", name),
-				 errdetail("A range is stored half-open, as [lower, upper).")));
+				 errdetail("The %s given is %s; a range is stored half-open, as [lower, upper).",
+						   name, DescribeRange(range))));
 }
 
 /* A finite timestamptz argument named "until". */
@@ -269,7 +357,8 @@ BookingArgUntil(FunctionCallInfo fcinfo, int argno)
 	if (TIMESTAMP_NOT_FINITE(until))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("until must be finite")));
+				 errmsg("until must be finite"),
+				 errdetail("The until given is %s.", timestamptz_to_str(until))));
 	return until;
 }
 
@@ -312,7 +401,8 @@ BookingArgArray(FunctionCallInfo fcinfo, int argno, const char *name, Oid elemty
 	if (ARR_NDIM(arr) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be a one-dimensional array", name)));
+				 errmsg("%s must be a one-dimensional array", name),
+				 errdetail("The array given has %d dimensions.", ARR_NDIM(arr))));
 	if (ARR_ELEMTYPE(arr) != elemtype)
 		elog(ERROR, "%s has an unexpected element type", name);
 	if (ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) > max)

@@ -8,6 +8,7 @@
 
 #include "booking.h"
 
+#include "utils/jsonb.h"
 #include "utils/timestamp.h"
 
 extern int64 BookingArgId(FunctionCallInfo fcinfo, int argno, const char *name);
@@ -16,9 +17,11 @@ extern int32 BookingArgQuantity(FunctionCallInfo fcinfo, int argno);
 extern bool BookingArgHold(FunctionCallInfo fcinfo, int argno, int64 *hold_us);
 extern int	BookingArgLockTimeout(FunctionCallInfo fcinfo, int argno);
 extern char *BookingArgKey(FunctionCallInfo fcinfo, int argno);
+extern Jsonb *BookingArgMetadata(FunctionCallInfo fcinfo, int argno, char **text);
 extern void BookingArgDuring(FunctionCallInfo fcinfo, int argno, const char *name,
 							 TimestampTz *lower, TimestampTz *upper);
 extern int64 BookingIntervalUsecs(const Interval *span, const char *name);
+extern const char *BookingDescribeInterval(const Interval *span);
 extern Datum BookingMakeRange(TimestampTz lower, TimestampTz upper, bool upper_infinite);
 extern TimestampTz BookingArgUntil(FunctionCallInfo fcinfo, int argno);
 extern bool BookingArgMemberExpiry(FunctionCallInfo fcinfo, int argno, TimestampTz now,

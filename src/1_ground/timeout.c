@@ -5,12 +5,19 @@
  *	  lock_timeout set for the statements of a wait, and what is left of a
  *	  wait whose clock started earlier.
  *
+ *	  The order (0.8.0): the call's lock_timeout argument, else
+ *	  booking.lock_timeout, each capped by the session's own lock_timeout
+ *	  when that is set and shorter.  A client that sets lock_timeout = 50ms
+ *	  (or SET LOCAL in a pooled transaction) gets busy after 50 ms, as it
+ *	  would from any statement of its own.
+ *
  *	  Layer 1, the ground.  Takes no locks.
  */
 #include "postgres.h"
 
 #include <limits.h>
 
+#include "storage/proc.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
@@ -32,6 +39,26 @@ BookingTimeoutInit(void)
 							PGC_USERSET,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
+}
+
+/*
+ * A call's wait of timeout_ms, capped by the session's lock_timeout when that
+ * is set (0 there means no limit) and shorter.  Read when a call begins: a
+ * wait of the call sets lock_timeout itself, to what is left of this.
+ */
+int
+BookingCapLockTimeout(int timeout_ms)
+{
+	if (LockTimeout > 0 && LockTimeout < timeout_ms)
+		return LockTimeout;
+	return timeout_ms;
+}
+
+/* The wait of a call that takes no lock_timeout argument: booking.lock_timeout, capped. */
+int
+BookingLockTimeoutDefault(void)
+{
+	return BookingCapLockTimeout(booking_lock_timeout_ms);
 }
 
 /*

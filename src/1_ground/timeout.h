@@ -14,6 +14,8 @@
 extern int	booking_lock_timeout_ms;
 
 extern void BookingTimeoutInit(void);
+extern int	BookingCapLockTimeout(int timeout_ms);
+extern int	BookingLockTimeoutDefault(void);
 extern int	BookingPushLockTimeout(int timeout_ms);
 extern void BookingPopLockTimeout(int nestlevel);
 extern int	BookingTimeLeft(int timeout_ms, TimestampTz *deadline);

@@ -441,6 +441,7 @@ BookingRowReadOwnBooking(int64 home, int64 id, BookingOwnBooking *b)
 	b->expires_at = CopyColumn(rel, slot, "expires_at", &b->expires_null);
 	b->group_id = CopyColumn(rel, slot, "group_id", &b->group_null);
 	b->status = CopyColumn(rel, slot, "status", &isnull);
+	b->metadata = CopyColumn(rel, slot, "metadata", &b->metadata_null);
 	index_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 	index_close(pkey, NoLock);

@@ -40,6 +40,8 @@ typedef struct BookingOwnBooking
 	Datum		group_id;
 	bool		group_null;
 	Datum		status;			/* booking.status */
+	Datum		metadata;		/* jsonb (0.8.0) */
+	bool		metadata_null;
 } BookingOwnBooking;
 
 extern bool BookingRowPeekResource(int64 id, int64 home, BookingResource *res, ItemPointer tid);

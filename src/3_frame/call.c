@@ -141,7 +141,7 @@ BookingCallOnResource(FunctionCallInfo fcinfo, int64 resource, BookingBodyFn bod
 	BookingCall call;
 
 	memset(&call, 0, sizeof(call));
-	call.timeout_ms = booking_lock_timeout_ms;
+	call.timeout_ms = BookingLockTimeoutDefault();
 	call.resource = resource;
 	call.home = BookingHome(resource);
 	call.now = GetCurrentTimestamp();

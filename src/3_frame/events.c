@@ -64,14 +64,20 @@
 
 #define NOTIFY_CHANNEL "booking_events"
 
+/*
+ * The booking's metadata ($14) is added as it is: jsonb_strip_nulls would
+ * also strip the nulls inside it.
+ */
 static BookingPlan booking_event_plan = {
 	"INSERT INTO booking.events (home, id, resource_id, booking_id, guest, kind, payload, created_at) "
 	"VALUES ($1, COALESCE($2, pg_catalog.nextval('booking.events_id_seq'::pg_catalog.regclass)), "
 	"$3, $4, $5, $6, pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object("
 	"'quantity', $7, 'during', $8, 'expires_at', $9, 'group_id', $10, 'status_before', $11, "
-	"'status_after', $12, 'code', $13)), pg_catalog.clock_timestamp())",
-	13, {INT8OID, INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID, INT4OID, TSTZRANGEOID,
-	TIMESTAMPTZOID, INT8OID, TEXTOID, TEXTOID, TEXTOID}
+	"'status_after', $12, 'code', $13)) OPERATOR(pg_catalog.||) "
+	"CASE WHEN $14 IS NULL THEN '{}'::pg_catalog.jsonb "
+	"ELSE pg_catalog.jsonb_build_object('metadata', $14) END, pg_catalog.clock_timestamp())",
+	14, {INT8OID, INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID, INT4OID, TSTZRANGEOID,
+	TIMESTAMPTZOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, JSONBOID}
 };
 
 /*
@@ -79,7 +85,7 @@ static BookingPlan booking_event_plan = {
  * the row is read through a statement, then the event written from it.
  */
 static BookingPlan read_booking_plan = {
-	"SELECT b.resource_id, b.guest, b.quantity, b.during, b.expires_at, b.group_id, b.status "
+	"SELECT b.resource_id, b.guest, b.quantity, b.during, b.expires_at, b.group_id, b.status, b.metadata "
 	"FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $1 AND b.id OPERATOR(pg_catalog.=) $2",
 	2, {INT8OID, INT8OID}
 };
@@ -397,6 +403,9 @@ ReadBookingRemote(int64 home, int64 booking, BookingOwnBooking *b)
 	b->expires_at = BookingGetDatum(0, 5, &b->expires_null);
 	b->group_id = BookingGetDatum(0, 6, &b->group_null);
 	b->status = BookingGetDatum(0, 7, &isnull);
+	b->metadata = BookingGetDatum(0, 8, &b->metadata_null);
+	if (!b->metadata_null)
+		b->metadata = datumCopy(b->metadata, false, -1);
 }
 
 /*
@@ -410,8 +419,8 @@ BookingEmitEvent(const char *kind, int64 home, int64 booking, const char *status
 				 const char *code)
 {
 	BookingOwnBooking b;
-	Datum		values[13];
-	char		nulls[13];
+	Datum		values[14];
+	char		nulls[14];
 
 	memset(nulls, ' ', sizeof(nulls));
 	if (!BookingEventsWanted())
@@ -437,6 +446,8 @@ BookingEmitEvent(const char *kind, int64 home, int64 booking, const char *status
 		nulls[10] = 'n';
 	values[11] = CStringGetTextDatum(DatumGetCString(DirectFunctionCall1(enum_out, b.status)));
 	values[12] = CStringGetTextDatum(code);
+	values[13] = b.metadata;
+	nulls[13] = b.metadata_null ? 'n' : ' ';
 	(void) BookingExecute(&booking_event_plan, values, nulls, false, 0);
 	MarkNews();
 }

@@ -505,10 +505,13 @@ BookingPurgeKeys(int64 home, TimestampTz now, int32 batch)
 /*
  * The canonical text of a request: the function and each argument that
  * defines it, length-prefixed so that no guest text can forge another
- * request.  NULL fields are written as "-".
+ * request.  NULL fields are written as "-".  The caller's metadata (0.8.0),
+ * when given, is one more field at the end: a key stored for a call without
+ * metadata, before 0.8.0 too, still matches the same call.
  */
 char *
-BookingRequestString(const char *fn, int nfields, const char *const *fields)
+BookingRequestString(const char *fn, int nfields, const char *const *fields,
+					 const char *metadata)
 {
 	StringInfoData buf;
 
@@ -524,6 +527,8 @@ BookingRequestString(const char *fn, int nfields, const char *const *fields)
 		else
 			appendStringInfo(&buf, "%zu:%s", strlen(fields[i]), fields[i]);
 	}
+	if (metadata != NULL)
+		appendStringInfo(&buf, ",%zu:%s", strlen(metadata), metadata);
 	appendStringInfoChar(&buf, ')');
 	return buf.data;
 }

@@ -35,6 +35,7 @@ extern BookingKeyClaim BookingClaimKey(BookingKey *key, int timeout_ms, Timestam
 									   BookingResult *res);
 extern void BookingFinishKey(BookingKey *key, const BookingResult *res, TimestampTz now);
 extern int64 BookingPurgeKeys(int64 home, TimestampTz now, int32 batch);
-extern char *BookingRequestString(const char *fn, int nfields, const char *const *fields);
+extern char *BookingRequestString(const char *fn, int nfields, const char *const *fields,
+								  const char *metadata);
 
 #endif							/* BOOKING_IDEMPOTENCY_H */

@@ -187,7 +187,7 @@ BookingWaitlistLeft(const BookingResource *r, TimestampTz now)
 {
 	BookingWaitlistSetWaiting(r, Max(r->waiting - 1, 0));
 	if (r->waiting > 1)
-		BookingWaitlistServe(r->id, booking_lock_timeout_ms, now);
+		BookingWaitlistServe(r->id, BookingLockTimeoutDefault(), now);
 }
 
 /*

@@ -41,18 +41,19 @@ static BookingPlan overlap_plan = {
 
 /*
  * $7 the home, $8 the booking's id (NULL: the sequence's next; see
- * seat_row.h), $9 the footprint, $10 whether the resource has a guest limit
+ * seat_row.h), $9 the footprint, $10 whether the resource has a guest
+ * limit, $11 the caller's metadata (NULL: none)
  */
 static BookingPlan insert_plan = {
 	"INSERT INTO booking.bookings "
 	"(home, id, resource_id, guest, quantity, during, status, expires_at, created_at, validity, "
-	"blocked, limited) "
+	"blocked, limited, metadata) "
 	"VALUES ($7, COALESCE($8, pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass)), "
 	"$1, $2, 1, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
-	"ELSE 'pending'::booking.status END, $4, $5, $6, $9, $10) "
+	"ELSE 'pending'::booking.status END, $4, $5, $6, $9, $10, $11) "
 	"ON CONFLICT ON CONSTRAINT bookings_no_overlap DO NOTHING RETURNING id",
-	10, {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID, INT8OID,
-	TSTZRANGEOID, BOOLOID}
+	11, {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID, INT8OID,
+	TSTZRANGEOID, BOOLOID, JSONBOID}
 };
 
 void
@@ -86,8 +87,8 @@ BookingStayRowValues(const BookingStayRequest *req, Datum *values, char *nulls)
 int64
 BookingStayInsert(BookingStayRequest *req, const BookingResource *r)
 {
-	Datum		values[10];
-	char		nulls[10];
+	Datum		values[11];
+	char		nulls[11];
 	int64		home = r->home;
 
 	memset(nulls, ' ', sizeof(nulls));
@@ -101,6 +102,9 @@ BookingStayInsert(BookingStayRequest *req, const BookingResource *r)
 		nulls[7] = 'n';
 	values[8] = BookingStayFootprint(req->lower, req->upper, r);
 	values[9] = BoolGetDatum(r->guest_limit > 0);
+	values[10] = PointerGetDatum(req->metadata);
+	if (req->metadata == NULL)
+		nulls[10] = 'n';
 	if (BookingExecute(&insert_plan, values, nulls, false, 1) == 0)
 		return -1;
 	{

@@ -11,6 +11,7 @@
 
 #include "storage/itemptr.h"
 #include "utils/array.h"
+#include "utils/jsonb.h"
 
 #include "1_ground/result.h"
 #include "1_ground/tables.h"
@@ -45,6 +46,8 @@ typedef struct BookingStayRequest
 	Datum		during;			/* normalized [lower, upper) */
 	Datum		validity;		/* the newcomer's [now, expiry) */
 	TimestampTz expires_at;
+	Jsonb	   *metadata;		/* the caller's; NULL: none */
+	char	   *metadata_text;	/* its text, for a key's fingerprint */
 } BookingStayRequest;
 
 extern void BookingStayPrepare(BookingStayRequest *req);

@@ -8,7 +8,8 @@
  *	  its parameters alike: $1 the resource, $2 the quantity, $3 the guest,
  *	  $4 the hold's expiry (NULL: none), $5 the time of the call, $6 the
  *	  validity range, $7 the resource's home, $8 the booking's id (NULL: the
- *	  next of the sequence; on Citus one drawn to land in the home's shard).
+ *	  next of the sequence; on Citus one drawn to land in the home's shard),
+ *	  $9 the caller's metadata (NULL: none).
  *	  "from" names a CTE that yields one row when the seats were taken, none
  *	  when they were not (or a one-row subquery, to write the row alone).
  */
@@ -19,15 +20,15 @@
 
 #include "catalog/pg_type.h"
 
-#define BOOKING_SEAT_ROW_PARAMS 8
+#define BOOKING_SEAT_ROW_PARAMS 9
 #define BOOKING_SEAT_ROW_TYPES \
-	INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID, INT8OID
+	INT8OID, INT4OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID, INT8OID, JSONBOID
 #define BOOKING_INSERT_SEAT_ROW_AS(limited, from) \
 	"INSERT INTO booking.bookings " \
-	"(home, id, resource_id, guest, quantity, status, expires_at, created_at, validity, limited) " \
+	"(home, id, resource_id, guest, quantity, status, expires_at, created_at, validity, limited, metadata) " \
 	"SELECT $7, COALESCE($8, pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass)), " \
 	"$1, $3, $2, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status " \
-	"ELSE 'pending'::booking.status END, $4, $5, $6, " limited " FROM " from " RETURNING id"
+	"ELSE 'pending'::booking.status END, $4, $5, $6, " limited ", $9 FROM " from " RETURNING id"
 #define BOOKING_INSERT_SEAT_ROW(from) BOOKING_INSERT_SEAT_ROW_AS("false", from)
 /* on a resource with a guest limit (limit.c) */
 #define BOOKING_INSERT_LIMITED_SEAT_ROW(from) BOOKING_INSERT_SEAT_ROW_AS("true", from)

@@ -132,6 +132,9 @@ BookingSeatPrepare(BookingSeatRequest *req)
 		req->row[7] = Int64GetDatum(BookingNewId("bookings_id_seq", req->home));
 	else
 		req->row_nulls[7] = 'n';
+	req->row[8] = PointerGetDatum(req->metadata);
+	if (req->metadata == NULL)
+		req->row_nulls[8] = 'n';
 	req->booking_id = -1;
 	req->limited = false;
 }

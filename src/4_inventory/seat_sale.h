@@ -8,6 +8,8 @@
 
 #include "booking.h"
 
+#include "utils/jsonb.h"
+
 #include "1_ground/result.h"
 #include "2_locks/lock.h"
 #include "4_inventory/seat_row.h"
@@ -33,6 +35,7 @@ typedef struct BookingSeatRequest
 	int			timeout_ms;
 	TimestampTz now;
 	TimestampTz expires_at;		/* of the hold */
+	Jsonb	   *metadata;		/* the caller's; NULL: none */
 	Datum		row[BOOKING_SEAT_ROW_PARAMS];	/* $1..$8 of seat_row.h */
 	char		row_nulls[BOOKING_SEAT_ROW_PARAMS];
 	int64		booking_id;		/* -1 until a statement wrote the row */

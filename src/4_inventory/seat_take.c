@@ -46,14 +46,14 @@ static BookingPlan insert_limited_plan = {
 };
 
 /*
- * take_wait_plan for a row this transaction has just locked at version $9
+ * take_wait_plan for a row this transaction has just locked at version $10
  * (rowlock.c): a TID scan finds it, whatever the planner thinks of the
  * table's size.  On Citus a shard's query goes through Citus's planner, and
  * the row is found by its key.
  */
 static BookingPlan take_locked_plan = {
 	"WITH u AS (UPDATE booking.resources SET taken = taken OPERATOR(pg_catalog.+) $2 "
-	"WHERE ctid OPERATOR(pg_catalog.=) $9 AND home OPERATOR(pg_catalog.=) $7 "
+	"WHERE ctid OPERATOR(pg_catalog.=) $10 AND home OPERATOR(pg_catalog.=) $7 "
 	"AND id OPERATOR(pg_catalog.=) $1 AND stripes OPERATOR(pg_catalog.<=) 1 AND guest_limit IS NULL AND waiting OPERATOR(pg_catalog.=) 0 "
 	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
 	"RETURNING id) " BOOKING_INSERT_SEAT_ROW("u"),

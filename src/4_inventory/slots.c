@@ -220,7 +220,8 @@ booking_free_slots(PG_FUNCTION_ARGS)
 	if (min_us < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("min_length must not be negative")));
+				 errmsg("min_length must not be negative"),
+				 errdetail("The min_length given is %s.", BookingDescribeInterval(min_length))));
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 

@@ -50,8 +50,8 @@
 #define STRIPE_ROUNDS 4
 
 /*
- * $1..$8 are the booking row's (seat_row.h: $7 is the home); $9 the offset,
- * $10 the stripes.  Each buyer starts at its own stripe, so concurrent buyers
+ * $1..$9 are the booking row's (seat_row.h: $7 is the home); $10 the
+ * offset, $11 the stripes.  Each buyer starts at its own stripe, so concurrent buyers
  * spread out.
  */
 #define STRIPES_OF(alias) \
@@ -60,7 +60,7 @@
 static BookingPlan take_one_plan = {
 	"WITH c AS MATERIALIZED (SELECT stripe FROM booking.resource_stripes "
 	"WHERE " STRIPES_OF("") " AND free OPERATOR(pg_catalog.>=) $2 AND NOT limited "
-	"ORDER BY (stripe OPERATOR(pg_catalog.+) $9) OPERATOR(pg_catalog.%) $10 "
+	"ORDER BY (stripe OPERATOR(pg_catalog.+) $10) OPERATOR(pg_catalog.%) $11 "
 	"LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED), "
 	"u AS (UPDATE booking.resource_stripes s SET free = s.free OPERATOR(pg_catalog.-) $2 FROM c "
 	"WHERE " STRIPES_OF("s.") " AND s.stripe OPERATOR(pg_catalog.=) c.stripe "
@@ -71,7 +71,7 @@ static BookingPlan take_one_plan = {
 static BookingPlan take_wait_plan = {
 	"WITH u AS (UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.-) $2 "
 	"WHERE " STRIPES_OF("") " "
-	"AND stripe OPERATOR(pg_catalog.=) ($9 OPERATOR(pg_catalog.%) $10) "
+	"AND stripe OPERATOR(pg_catalog.=) ($10 OPERATOR(pg_catalog.%) $11) "
 	"AND free OPERATOR(pg_catalog.>=) $2 AND NOT limited RETURNING stripe) "
 	BOOKING_INSERT_SEAT_ROW("u"),
 	BOOKING_SEAT_ROW_PARAMS + 2, {BOOKING_SEAT_ROW_TYPES, INT4OID, INT4OID}
@@ -250,18 +250,19 @@ BookingStripesTakeFast(const Datum *row, const char *row_nulls, int32 stripes,
 
 /*
  * take_wait_plan for a stripe this transaction has just locked at version
- * $9 (2_locks/rowlock.c), found by a TID scan; on Citus, by its key ($9 the stripe).
+ * $10 (2_locks/rowlock.c), found by a TID scan; on Citus, by its key ($10 the
+ * stripe).
  */
 static BookingPlan take_locked_plan = {
 	"WITH u AS (UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.-) $2 "
-	"WHERE ctid OPERATOR(pg_catalog.=) $9 AND " STRIPES_OF("") " "
+	"WHERE ctid OPERATOR(pg_catalog.=) $10 AND " STRIPES_OF("") " "
 	"AND free OPERATOR(pg_catalog.>=) $2 RETURNING stripe) "
 	BOOKING_INSERT_SEAT_ROW("u"),
 	BOOKING_SEAT_ROW_PARAMS + 1, {BOOKING_SEAT_ROW_TYPES, TIDOID}
 };
 static BookingPlan take_locked_key_plan = {
 	"WITH u AS (UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.-) $2 "
-	"WHERE " STRIPES_OF("") " AND stripe OPERATOR(pg_catalog.=) $9 "
+	"WHERE " STRIPES_OF("") " AND stripe OPERATOR(pg_catalog.=) $10 "
 	"AND free OPERATOR(pg_catalog.>=) $2 RETURNING stripe) "
 	BOOKING_INSERT_SEAT_ROW("u"),
 	BOOKING_SEAT_ROW_PARAMS + 1, {BOOKING_SEAT_ROW_TYPES, INT4OID}

@@ -35,24 +35,24 @@ PG_FUNCTION_INFO_V1(booking_distribute);
 #define BOOKING_MAX_SHARDS 4096
 
 static const char *const twins[] = {
-	"shard_reserve_seat(bigint, text, integer, interval, text, interval, bigint)",
-	"shard_reserve_stay(bigint, text, tstzrange, interval, text, interval, bigint)",
-	"shard_reserve_stays(bigint[], text, tstzrange, interval, text, interval, bigint)",
-	"shard_reserve_stay_any(bigint, text, tstzrange, interval, text, interval, bigint)",
+	"shard_reserve_seat(bigint, text, integer, interval, text, interval, jsonb, bigint)",
+	"shard_reserve_stay(bigint, text, tstzrange, interval, text, interval, jsonb, bigint)",
+	"shard_reserve_stays(bigint[], text, tstzrange, interval, text, interval, jsonb, bigint)",
+	"shard_reserve_stay_any(bigint, text, tstzrange, interval, text, interval, jsonb, bigint)",
 	"shard_confirm(bigint, text, bigint)",
 	"shard_cancel(bigint, text, bigint)",
 	"shard_extend_hold(bigint, interval, bigint)",
 	"shard_extend_hold_until(bigint, timestamptz, bigint)",
 	"shard_set_capacity(bigint, integer, bigint, bigint)",
 	"shard_set_stripes(bigint, integer, bigint)",
-	"shard_stay_member(bigint, text, tstzrange, timestamptz, bigint, interval, bigint)",
+	"shard_stay_member(bigint, text, tstzrange, timestamptz, bigint, interval, jsonb, bigint)",
 	"shard_set_guest_limit(bigint, integer, bigint)",
 	"shard_set_buffer(bigint, interval, interval, bigint)",
-	"shard_reserve_seats(bigint[], text, integer[], interval, text, interval, bigint)",
-	"shard_seat_member(bigint, text, integer, timestamptz, bigint, interval, bigint)",
+	"shard_reserve_seats(bigint[], text, integer[], interval, text, interval, jsonb, bigint)",
+	"shard_seat_member(bigint, text, integer, timestamptz, bigint, interval, jsonb, bigint)",
 	"shard_reduce(bigint, integer, text, bigint)",
 	"shard_move_stay(bigint, tstzrange, text, interval, bigint)",
-	"shard_join_waitlist(bigint, text, integer, text, bigint)",
+	"shard_join_waitlist(bigint, text, integer, text, jsonb, bigint)",
 };
 
 /* distributed by home, co-located with the first */

@@ -108,7 +108,7 @@ BookingRunGroup(int n, const int64 *resources, const int64 *homes, int64 home,
 /*
  * A member's work on the node that holds resource, through its twin.  The
  * member twins take (resource, guest, what, expires_at, group_id,
- * lock_timeout, home), what being the member's own (its seats, its range)
+ * lock_timeout, metadata, home), what being the member's own (its seats, its range)
  * of type what_type.  The expiry is the group's, computed once, so that
  * every member of a hold lapses at once; group_id < 0: this member is the
  * first, and its id names the group.
@@ -116,11 +116,12 @@ BookingRunGroup(int n, const int64 *resources, const int64 *homes, int64 home,
 void
 BookingRunMemberTwin(const char *twin, int64 resource, text *guest, Oid what_type, Datum what,
 					 bool has_hold, TimestampTz expires_at, int64 group_id, int timeout_ms,
-					 BookingResult *res)
+					 Jsonb *metadata, BookingResult *res)
 {
-	Oid			types[7] = {INT8OID, TEXTOID, what_type, TIMESTAMPTZOID, INT8OID, INTERVALOID, INT8OID};
-	Datum		values[7];
-	char		nulls[7];
+	Oid			types[8] = {INT8OID, TEXTOID, what_type, TIMESTAMPTZOID, INT8OID, INTERVALOID,
+	JSONBOID, INT8OID};
+	Datum		values[8];
+	char		nulls[8];
 	Interval   *wait = palloc0(sizeof(Interval));
 
 	memset(nulls, ' ', sizeof(nulls));
@@ -135,6 +136,9 @@ BookingRunMemberTwin(const char *twin, int64 resource, text *guest, Oid what_typ
 	if (group_id < 0)
 		nulls[4] = 'n';
 	values[5] = IntervalPGetDatum(wait);
-	values[6] = Int64GetDatum(BookingHome(resource));
-	BookingCallTwin(twin, 7, types, values, nulls, res);
+	values[6] = PointerGetDatum(metadata);
+	if (metadata == NULL)
+		nulls[6] = 'n';
+	values[7] = Int64GetDatum(BookingHome(resource));
+	BookingCallTwin(twin, 8, types, values, nulls, res);
 }

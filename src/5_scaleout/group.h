@@ -8,6 +8,8 @@
 
 #include "booking.h"
 
+#include "utils/jsonb.h"
+
 #include "1_ground/result.h"
 
 /* member i of a group; remote: it lives on another node */
@@ -19,6 +21,7 @@ extern int64 BookingRunGroup(int n, const int64 *resources, const int64 *homes, 
 							 BookingResult *res);
 extern void BookingRunMemberTwin(const char *twin, int64 resource, text *guest, Oid what_type,
 								 Datum what, bool has_hold, TimestampTz expires_at,
-								 int64 group_id, int timeout_ms, BookingResult *res);
+								 int64 group_id, int timeout_ms, Jsonb *metadata,
+								 BookingResult *res);
 
 #endif							/* BOOKING_GROUP_H */

@@ -275,7 +275,7 @@ RunAmendCall(FunctionCallInfo fcinfo, AmendRequest *req, const char *fn, char *k
 	memset(&call, 0, sizeof(call));
 	call.key = key;
 	if (key != NULL)
-		call.request = BookingRequestString(fn, nfields, fields);
+		call.request = BookingRequestString(fn, nfields, fields, NULL);
 	call.timeout_ms = req->life.timeout_ms;
 	call.home = req->life.home;
 	call.now = req->life.now;
@@ -290,7 +290,7 @@ ReadBookingArg(FunctionCallInfo fcinfo, AmendRequest *req)
 	memset(req, 0, sizeof(*req));
 	req->life.booking = BookingArgId(fcinfo, 0, "booking");
 	req->life.home = BookingHome(req->life.booking);
-	req->life.timeout_ms = booking_lock_timeout_ms;
+	req->life.timeout_ms = BookingLockTimeoutDefault();
 	req->life.now = GetCurrentTimestamp();
 }
 

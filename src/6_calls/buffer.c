@@ -145,7 +145,7 @@ SetBufferBody(void *state, BookingResult *res)
 	BookingResource r;
 	int64		version;
 
-	if (!BookingLockResourceFor(req->resource, booking_lock_timeout_ms, &r, res))
+	if (!BookingLockResourceFor(req->resource, BookingLockTimeoutDefault(), &r, res))
 		return;
 	req->now = GetCurrentTimestamp();
 	req->values[0] = Int64GetDatum(r.id);
@@ -163,11 +163,11 @@ SetBufferBody(void *state, BookingResult *res)
 			return;
 		case BOOKING_GUARD_BUSY:
 		case BOOKING_GUARD_UNREACHABLE:
-			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource, booking_lock_timeout_ms);
+			BookingSetLockOutcome(res, BOOKING_LOCK_BUSY, req->resource, BookingLockTimeoutDefault());
 			return;
 		case BOOKING_GUARD_RETRY:
 		case BOOKING_GUARD_MOVED:
-			BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource, booking_lock_timeout_ms);
+			BookingSetLockOutcome(res, BOOKING_LOCK_RETRY, req->resource, BookingLockTimeoutDefault());
 			return;
 	}
 	(void) BookingExecute(&set_buffer_plan, req->values, NULL, false, 1);
@@ -196,16 +196,19 @@ BufferArg(FunctionCallInfo fcinfo, int argno, const char *name, int64 *usecs)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must not count months", name),
-				 errdetail("A month has no fixed length; give the buffer in days or hours.")));
+				 errdetail("The %s given is %s; a month has no fixed length: give the buffer in days or hours.",
+						   name, BookingDescribeInterval(span))));
 	*usecs = BookingIntervalUsecs(span, name);
 	if (*usecs < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must not be negative", name)));
+				 errmsg("%s must not be negative", name),
+				 errdetail("The %s given is %s.", name, BookingDescribeInterval(span))));
 	if (*usecs > BOOKING_MAX_BUFFER_USECS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be at most 366 days", name)));
+				 errmsg("%s must be at most 366 days", name),
+				 errdetail("The %s given is %s.", name, BookingDescribeInterval(span))));
 	/* stored as hours, so that SQL adds it as C does: a day is 24 hours here */
 	span = palloc0(sizeof(Interval));
 	span->time = *usecs;

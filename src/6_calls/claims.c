@@ -266,7 +266,8 @@ booking_claim_events(PG_FUNCTION_ARGS)
 	if (lease_us <= 0 || lease_us > BOOKING_MAX_HOLD_USECS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lease must be greater than zero and at most 3660 days")));
+				 errmsg("lease must be greater than zero and at most 3660 days"),
+				 errdetail("The lease given is %s.", BookingDescribeInterval(PG_GETARG_INTERVAL_P(2)))));
 
 	BookingRequireReadCommitted("claim_events");
 	number = ClaimNumbers();

@@ -185,7 +185,7 @@ typedef struct TablesArgs
 static void
 RunLockTables(void *arg)
 {
-	((TablesArgs *) arg)->outcome = BookingLockTables(booking_lock_timeout_ms, true);
+	((TablesArgs *) arg)->outcome = BookingLockTables(BookingLockTimeoutDefault(), true);
 }
 
 /*
@@ -200,11 +200,12 @@ LockTablesForExpiry(void)
 	TablesArgs	ta = {BOOKING_LOCK_BUSY};
 	int			nestlevel = -1;
 	BookingGuardOutcome outcome;
+	int			timeout_ms = BookingLockTimeoutDefault();
 
 	if (!IsolationUsesXactSnapshot())
-		return BookingLockTables(booking_lock_timeout_ms, true) == BOOKING_LOCKED;
-	if (booking_lock_timeout_ms > 0)
-		nestlevel = BookingPushLockTimeout(booking_lock_timeout_ms);
+		return BookingLockTables(timeout_ms, true) == BOOKING_LOCKED;
+	if (timeout_ms > 0)
+		nestlevel = BookingPushLockTimeout(timeout_ms);
 	outcome = BookingRunGuarded(RunLockTables, &ta);
 	if (nestlevel >= 0)
 		BookingPopLockTimeout(nestlevel);
@@ -238,7 +239,7 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 				 errmsg("could not lock the booking tables within booking.lock_timeout (%d ms)",
-						booking_lock_timeout_ms),
+						BookingLockTimeoutDefault()),
 				 errdetail("Another transaction holds a conflicting lock on one of them (a schema change, VACUUM FULL or LOCK TABLE)."),
 				 errhint("Run booking.hold_expire() again later; the expiry worker does so by itself.")));
 	nhomes = BookingAllHomes(&homes);

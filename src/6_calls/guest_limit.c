@@ -58,8 +58,8 @@ SetGuestLimitBody(void *state, BookingResult *res)
 
 	memset(nulls, ' ', sizeof(nulls));
 	/* the row, then every stripe: no sale of the old rule is still open */
-	if (!BookingLockResourceFor(req->resource, booking_lock_timeout_ms, &r, res) ||
-		!BookingCounterFreeFor(&r, booking_lock_timeout_ms, &free, res))
+	if (!BookingLockResourceFor(req->resource, BookingLockTimeoutDefault(), &r, res) ||
+		!BookingCounterFreeFor(&r, BookingLockTimeoutDefault(), &free, res))
 		return;
 
 	values[0] = Int64GetDatum(r.id);

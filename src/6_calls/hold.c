@@ -179,7 +179,8 @@ SetHoldUntil(BookingLifecycle *req, TimestampTz until, BookingResult *res)
 	if (until - req->now > BOOKING_MAX_HOLD_USECS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("until must be at most 3660 days after the time of the call")));
+				 errmsg("until must be at most 3660 days after the time of the call"),
+				 errdetail("The until given is %s.", timestamptz_to_str(until))));
 	values[0] = Int64GetDatum(req->booking);
 	values[1] = TimestampTzGetDatum(until);
 	values[2] = Int64GetDatum(req->home);
@@ -203,7 +204,9 @@ ExtendHoldBody(void *state, BookingResult *res)
 	if (until - req->now > BOOKING_MAX_HOLD_USECS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("by would make the hold last more than 3660 days")));
+				 errmsg("by would make the hold last more than 3660 days"),
+				 errdetail("The by given is %s.",
+						   BookingDescribeInterval(&(Interval) {.time = req->by_us}))));
 	SetHoldUntil(req, until, res);
 }
 
@@ -233,7 +236,7 @@ RunLifecycleCall(FunctionCallInfo fcinfo, BookingLifecycle *req, const char *fn,
 	{
 		const char *fields[1] = {psprintf(INT64_FORMAT, req->booking)};
 
-		call.request = BookingRequestString(fn, 1, fields);
+		call.request = BookingRequestString(fn, 1, fields, NULL);
 	}
 	call.timeout_ms = req->timeout_ms;
 	call.home = req->home;
@@ -250,7 +253,7 @@ ReadLifecycleArgs(FunctionCallInfo fcinfo, BookingLifecycle *req)
 	memset(req, 0, sizeof(*req));
 	req->booking = BookingArgId(fcinfo, 0, "booking");
 	req->home = BookingHome(req->booking);
-	req->timeout_ms = booking_lock_timeout_ms;
+	req->timeout_ms = BookingLockTimeoutDefault();
 	req->now = GetCurrentTimestamp();
 }
 
@@ -295,11 +298,13 @@ booking_extend_hold(PG_FUNCTION_ARGS)
 	if (req.by_us <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("by must be a positive interval")));
+				 errmsg("by must be a positive interval"),
+				 errdetail("The by given is %s.", BookingDescribeInterval(PG_GETARG_INTERVAL_P(1)))));
 	if (req.by_us > BOOKING_MAX_HOLD_USECS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("by must be at most 3660 days")));
+				 errmsg("by must be at most 3660 days"),
+				 errdetail("The by given is %s.", BookingDescribeInterval(PG_GETARG_INTERVAL_P(1)))));
 	return RunLifecycleCall(fcinfo, &req, "extend_hold", NULL, ExtendHoldBody);
 }
 

@@ -45,12 +45,16 @@
 
 PG_FUNCTION_INFO_V1(booking_reserve_seats);
 
-/* $1..$8 as in seat_row.h ($8 NULL: the sequence's next); $9 limited, $10 the group (NULL: this one) */
+/*
+ * $1..$9 as in seat_row.h ($8 NULL: the sequence's next); $10 limited, $11
+ * the group (NULL: this one)
+ */
 static BookingPlan member_insert_plan = {
 	"INSERT INTO booking.bookings "
-	"(home, id, resource_id, guest, quantity, status, expires_at, created_at, validity, limited, group_id) "
+	"(home, id, resource_id, guest, quantity, status, expires_at, created_at, validity, limited, group_id, "
+	"metadata) "
 	"SELECT $7, m.id, $1, $3, $2, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
-	"ELSE 'pending'::booking.status END, $4, $5, $6, $9, COALESCE($10, m.id) "
+	"ELSE 'pending'::booking.status END, $4, $5, $6, $10, COALESCE($11, m.id), $9 "
 	"FROM (SELECT COALESCE($8, pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass)) AS id) AS m "
 	"RETURNING id",
 	BOOKING_SEAT_ROW_PARAMS + 2, {BOOKING_SEAT_ROW_TYPES, BOOLOID, INT8OID}
@@ -68,6 +72,7 @@ typedef struct PassRequest
 	int			timeout_ms;
 	TimestampTz now;
 	TimestampTz expires_at;
+	Jsonb	   *metadata;		/* NULL: none */
 } PassRequest;
 
 /*
@@ -123,10 +128,13 @@ SeatMember(PassRequest *req, int64 resource, int32 quantity, int64 group_id, Boo
 		values[7] = Int64GetDatum(BookingNewId("bookings_id_seq", home));
 	else
 		nulls[7] = 'n';
-	values[8] = BoolGetDatum(r.guest_limit > 0);
-	values[9] = Int64GetDatum(group_id);
+	values[8] = PointerGetDatum(req->metadata);
+	if (req->metadata == NULL)
+		nulls[8] = 'n';
+	values[9] = BoolGetDatum(r.guest_limit > 0);
+	values[10] = Int64GetDatum(group_id);
 	if (group_id < 0)
-		nulls[9] = 'n';
+		nulls[10] = 'n';
 	(void) BookingExecute(&member_insert_plan, values, nulls, false, 1);
 	BookingSetResult(res, BOOKING_CREATED, BookingGetInt64(0, 1, NULL), "member booked");
 	BookingEmitEvent("reserved", home, res->booking_id, NULL, "ok");
@@ -141,7 +149,7 @@ ForwardMember(PassRequest *req, int64 resource, int32 quantity, int64 group_id, 
 {
 	BookingRunMemberTwin("shard_seat_member", resource, req->guest, INT4OID,
 						 Int32GetDatum(quantity), req->has_hold, req->expires_at, group_id,
-						 req->timeout_ms, res);
+						 req->timeout_ms, req->metadata, res);
 }
 
 /* member i of the pass, here or through its twin */
@@ -203,7 +211,8 @@ CompareMembers(const void *a, const void *b)
 }
 
 /*
- * reserve_seats(resources, guest, quantities, hold, idempotency_key, lock_timeout)
+ * reserve_seats(resources, guest, quantities, hold, idempotency_key,
+ * lock_timeout, metadata)
  */
 Datum
 booking_reserve_seats(PG_FUNCTION_ARGS)
@@ -215,13 +224,15 @@ booking_reserve_seats(PG_FUNCTION_ARGS)
 	BookingCall call;
 	StringInfoData target;
 	bool		single_home = true;
+	char	   *metadata;
 
 	memset(&req, 0, sizeof(req));
 	ids = BookingArgArray(fcinfo, 0, "resources", INT8OID, BOOKING_MAX_GROUP, &n);
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("resources must not be empty")));
+				 errmsg("resources must not be empty"),
+				 errdetail("The resources given are an empty array.")));
 	members = palloc(sizeof(Member) * n);
 	for (int i = 0; i < n; i++)
 	{
@@ -275,6 +286,7 @@ booking_reserve_seats(PG_FUNCTION_ARGS)
 	req.home = BookingHome(req.resources[0]);
 	req.has_hold = BookingArgHold(fcinfo, 3, &req.hold_us);
 	req.timeout_ms = BookingArgLockTimeout(fcinfo, 5);
+	req.metadata = BookingArgMetadata(fcinfo, 6, &metadata);
 	req.now = GetCurrentTimestamp();
 
 	/*
@@ -295,7 +307,7 @@ booking_reserve_seats(PG_FUNCTION_ARGS)
 		fields[0] = target.data;
 		fields[1] = text_to_cstring(req.guest);
 		fields[2] = req.has_hold ? psprintf(INT64_FORMAT, req.hold_us) : NULL;
-		call.request = BookingRequestString("reserve_seats", 3, fields);
+		call.request = BookingRequestString("reserve_seats", 3, fields, metadata);
 	}
 	call.timeout_ms = req.timeout_ms;
 	call.resource = req.resources[0];
@@ -326,13 +338,15 @@ SeatMemberBody(void *state, BookingResult *res)
 
 /*
  * The work of one pass member on its node, for shard_seat_member:
- * (resource, guest, quantity, expires_at, group_id, lock_timeout, home).
+ * (resource, guest, quantity, expires_at, group_id, lock_timeout, metadata,
+ * home).
  */
 static Datum
 booking_seat_member(PG_FUNCTION_ARGS)
 {
 	MemberRequest mr;
 	BookingCall call;
+	char	   *metadata;
 
 	memset(&mr, 0, sizeof(mr));
 	mr.resource = BookingArgId(fcinfo, 0, "resource");
@@ -342,6 +356,7 @@ booking_seat_member(PG_FUNCTION_ARGS)
 	mr.req.has_hold = BookingArgMemberExpiry(fcinfo, 3, mr.req.now, &mr.req.expires_at);
 	mr.group_id = BookingArgGroup(fcinfo, 4);
 	mr.req.timeout_ms = BookingArgLockTimeout(fcinfo, 5);
+	mr.req.metadata = BookingArgMetadata(fcinfo, 6, &metadata);
 	mr.req.home = BookingHome(mr.resource);
 
 	memset(&call, 0, sizeof(call));

@@ -112,11 +112,13 @@ booking_create_resource(PG_FUNCTION_ARGS)
 	if (VARSIZE_ANY_EXHDR(name) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("name must not be empty")));
+				 errmsg("name must not be empty"),
+				 errdetail("The name given is an empty string.")));
 	if (VARSIZE_ANY_EXHDR(name) > BOOKING_MAX_NAME_BYTES)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("name must be at most %d bytes long", BOOKING_MAX_NAME_BYTES)));
+				 errmsg("name must be at most %d bytes long", BOOKING_MAX_NAME_BYTES),
+				 errdetail("The name given is %d bytes long.", (int) VARSIZE_ANY_EXHDR(name))));
 	capacity = CheckCapacity(fcinfo, 1, 1);
 
 	values[0] = PointerGetDatum(name);
@@ -185,7 +187,7 @@ SetCapacityBody(void *state, BookingResult *res)
 	int64		version;
 	int32		ended;
 
-	if (!BookingLockResourceFor(req->resource, booking_lock_timeout_ms, &r, res))
+	if (!BookingLockResourceFor(req->resource, BookingLockTimeoutDefault(), &r, res))
 		return;
 	if (r.version != req->expected_version)
 	{
@@ -196,7 +198,7 @@ SetCapacityBody(void *state, BookingResult *res)
 		return;
 	}
 
-	if (!BookingCounterFreeFor(&r, booking_lock_timeout_ms, &free, res))
+	if (!BookingCounterFreeFor(&r, BookingLockTimeoutDefault(), &free, res))
 		return;
 	taken = (int32) (r.capacity - free);
 	if (req->capacity < taken)
@@ -236,7 +238,7 @@ SetCapacityBody(void *state, BookingResult *res)
 	 */
 	ended = BookingWaitlistTrim(&r, req->capacity);
 	if (r.waiting > 0)
-		BookingWaitlistServe(r.id, booking_lock_timeout_ms, req->now);
+		BookingWaitlistServe(r.id, BookingLockTimeoutDefault(), req->now);
 	if (ended > 0)
 		BookingSetResult(res, BOOKING_DONE, -1,
 						 "Resource %lld now has capacity %d (version %lld); %d waiting %s for more seats than that left the line.",
@@ -354,9 +356,9 @@ SetStripesBody(void *state, BookingResult *res)
 	BookingResource r;
 	int64		free;
 
-	if (!BookingLockResourceFor(req->resource, booking_lock_timeout_ms, &r, res))
+	if (!BookingLockResourceFor(req->resource, BookingLockTimeoutDefault(), &r, res))
 		return;
-	if (!BookingCounterFreeFor(&r, booking_lock_timeout_ms, &free, res))
+	if (!BookingCounterFreeFor(&r, BookingLockTimeoutDefault(), &free, res))
 		return;
 
 	BookingCounterSetLayout(&r, req->stripes, free);

@@ -49,7 +49,8 @@ ReserveSeatBody(void *state, BookingResult *res)
 }
 
 /*
- * reserve_seat(resource, guest, quantity, hold, idempotency_key, lock_timeout)
+ * reserve_seat(resource, guest, quantity, hold, idempotency_key, lock_timeout,
+ * metadata)
  */
 Datum
 booking_reserve_seat(PG_FUNCTION_ARGS)
@@ -57,6 +58,7 @@ booking_reserve_seat(PG_FUNCTION_ARGS)
 	BookingSeatRequest req;
 	BookingCall call;
 	char	   *key;
+	char	   *metadata;
 
 	req.resource = BookingArgId(fcinfo, 0, "resource");
 	req.home = BookingHome(req.resource);
@@ -65,6 +67,7 @@ booking_reserve_seat(PG_FUNCTION_ARGS)
 	req.has_hold = BookingArgHold(fcinfo, 3, &req.hold_us);
 	key = BookingArgKey(fcinfo, 4);
 	req.timeout_ms = BookingArgLockTimeout(fcinfo, 5);
+	req.metadata = BookingArgMetadata(fcinfo, 6, &metadata);
 	req.now = GetCurrentTimestamp();
 	if (BookingForwarding())
 		return BookingForward(fcinfo, "shard_reserve_seat", req.home, req.resource);
@@ -79,7 +82,7 @@ booking_reserve_seat(PG_FUNCTION_ARGS)
 		fields[1] = text_to_cstring(req.guest);
 		fields[2] = psprintf("%d", req.quantity);
 		fields[3] = req.has_hold ? psprintf(INT64_FORMAT, req.hold_us) : NULL;
-		call.request = BookingRequestString("reserve_seat", 4, fields);
+		call.request = BookingRequestString("reserve_seat", 4, fields, metadata);
 	}
 	call.timeout_ms = req.timeout_ms;
 	call.resource = req.resource;

@@ -75,6 +75,7 @@ BookingStayReadArgs(FunctionCallInfo fcinfo, BookingStayRequest *req)
 	BookingArgDuring(fcinfo, 2, "during", &req->lower, &req->upper);
 	req->has_hold = BookingArgHold(fcinfo, 3, &req->hold_us);
 	req->timeout_ms = BookingArgLockTimeout(fcinfo, 5);
+	req->metadata = BookingArgMetadata(fcinfo, 6, &req->metadata_text);
 	req->now = GetCurrentTimestamp();
 }
 
@@ -88,7 +89,7 @@ StayRequestString(const char *fn, const char *target, BookingStayRequest *req)
 	fields[2] = psprintf(INT64_FORMAT, (int64) req->lower);
 	fields[3] = psprintf(INT64_FORMAT, (int64) req->upper);
 	fields[4] = req->has_hold ? psprintf(INT64_FORMAT, req->hold_us) : NULL;
-	return BookingRequestString(fn, 5, fields);
+	return BookingRequestString(fn, 5, fields, req->metadata_text);
 }
 
 Datum
@@ -131,7 +132,8 @@ BookingStayCallOn(FunctionCallInfo fcinfo, const char *argname, const char *fn,
 }
 
 /*
- * reserve_stay(resource, guest, during, hold, idempotency_key, lock_timeout)
+ * reserve_stay(resource, guest, during, hold, idempotency_key, lock_timeout,
+ * metadata)
  */
 Datum
 booking_reserve_stay(PG_FUNCTION_ARGS)

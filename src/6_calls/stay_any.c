@@ -215,7 +215,8 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 }
 
 /*
- * reserve_stay_any(pool, guest, during, hold, idempotency_key, lock_timeout)
+ * reserve_stay_any(pool, guest, during, hold, idempotency_key, lock_timeout,
+ * metadata)
  */
 Datum
 booking_reserve_stay_any(PG_FUNCTION_ARGS)

@@ -65,29 +65,33 @@ static BookingPlan next_id_plan = {
 static BookingPlan group_insert_plan = {
 	"INSERT INTO booking.bookings "
 	"(home, id, resource_id, guest, quantity, during, status, expires_at, created_at, validity, group_id, "
-	"blocked, limited) "
+	"blocked, limited, metadata) "
 	"SELECT 0, CASE WHEN u.ord OPERATOR(pg_catalog.=) 1 THEN $7 "
 	"ELSE pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass) END, "
 	"u.id, $2, 1, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
 	"ELSE 'pending'::booking.status END, $4, $5, $6, $7, "
 	BOOKING_SQL_WIDENED("pg_catalog.lower($3)", "pg_catalog.upper($3)", "r.buffer_before", "r.buffer_after")
-	", r.guest_limit IS NOT NULL "
+	", r.guest_limit IS NOT NULL, $8 "
 	"FROM pg_catalog.unnest($1) WITH ORDINALITY AS u(id, ord) JOIN booking.resources r "
 	"ON r.home OPERATOR(pg_catalog.=) 0 AND r.id OPERATOR(pg_catalog.=) u.id ORDER BY u.ord "
 	"ON CONFLICT ON CONSTRAINT bookings_no_overlap DO NOTHING RETURNING id",
-	7, {INT8ARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID}
+	8, {INT8ARRAYOID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID,
+	JSONBOID}
 };
 
-/* a member of a group on Citus: $1..$10 as insert_plan, $11 the group (NULL: this one) */
+/*
+ * a member of a group on Citus: $1..$10 as range.c's insert, $11 the group
+ * (NULL: this one), $12 the caller's metadata (NULL: none)
+ */
 static BookingPlan member_insert_plan = {
 	"INSERT INTO booking.bookings "
 	"(home, id, resource_id, guest, quantity, during, status, expires_at, created_at, validity, "
-	"blocked, limited, group_id) "
+	"blocked, limited, group_id, metadata) "
 	"VALUES ($7, $8, $1, $2, 1, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
-	"ELSE 'pending'::booking.status END, $4, $5, $6, $9, $10, COALESCE($11, $8)) "
+	"ELSE 'pending'::booking.status END, $4, $5, $6, $9, $10, COALESCE($11, $8), $12) "
 	"ON CONFLICT ON CONSTRAINT bookings_no_overlap DO NOTHING RETURNING id",
-	11, {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID, INT8OID,
-	TSTZRANGEOID, BOOLOID, INT8OID}
+	12, {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID, INT8OID,
+	TSTZRANGEOID, BOOLOID, INT8OID, JSONBOID}
 };
 
 typedef struct GroupInsertArgs
@@ -129,8 +133,8 @@ static void
 StayMember(BookingStayRequest *req, int64 resource, int64 group_id, BookingResult *res)
 {
 	int64		home = BookingHome(resource);
-	Datum		values[11];
-	char		nulls[11];
+	Datum		values[12];
+	char		nulls[12];
 	BookingResource r;
 	ItemPointerData tid;
 
@@ -150,6 +154,9 @@ StayMember(BookingStayRequest *req, int64 resource, int64 group_id, BookingResul
 	values[10] = Int64GetDatum(group_id);
 	if (group_id < 0)
 		nulls[10] = 'n';
+	values[11] = PointerGetDatum(req->metadata);
+	if (req->metadata == NULL)
+		nulls[11] = 'n';
 	if (BookingExecute(&member_insert_plan, values, nulls, false, 1) == 0)
 	{
 		BookingStaySetRefusal(res, BOOKING_JUST_TAKEN, resource, req);
@@ -165,7 +172,7 @@ ForwardMember(BookingStayRequest *req, int64 resource, int64 group_id, BookingRe
 {
 	BookingRunMemberTwin("shard_stay_member", resource, req->guest, TSTZRANGEOID,
 						 req->during, req->has_hold, req->expires_at, group_id,
-						 req->timeout_ms, res);
+						 req->timeout_ms, req->metadata, res);
 }
 
 /* member i of a group, here or through its twin */
@@ -216,8 +223,8 @@ ReserveStaysBody(void *state, BookingResult *res)
 {
 	BookingStayRequest *req = (BookingStayRequest *) state;
 	Datum		ids = PointerGetDatum(req->resources);
-	Datum		values[7];
-	char		nulls[7];
+	Datum		values[8];
+	char		nulls[8];
 	Datum	   *elems;
 	int			nelems;
 	int64		first_id;
@@ -279,6 +286,9 @@ ReserveStaysBody(void *state, BookingResult *res)
 	values[0] = ids;
 	BookingStayRowValues(req, values, nulls);
 	values[6] = Int64GetDatum(first_id);
+	values[7] = PointerGetDatum(req->metadata);
+	if (req->metadata == NULL)
+		nulls[7] = 'n';
 	ga.values = values;
 	ga.nulls = nulls;
 	ga.expected = nelems;
@@ -310,7 +320,8 @@ CompareInt64(const void *a, const void *b)
 }
 
 /*
- * reserve_stays(resources, guest, during, hold, idempotency_key, lock_timeout)
+ * reserve_stays(resources, guest, during, hold, idempotency_key, lock_timeout,
+ * metadata)
  */
 Datum
 booking_reserve_stays(PG_FUNCTION_ARGS)
@@ -328,7 +339,8 @@ booking_reserve_stays(PG_FUNCTION_ARGS)
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("resources must not be empty")));
+				 errmsg("resources must not be empty"),
+				 errdetail("The resources given are an empty array.")));
 	ids = palloc(sizeof(int64) * n);
 	for (int i = 0; i < n; i++)
 		ids[i] = DatumGetInt64(elems[i]);
@@ -379,7 +391,8 @@ StayMemberBody(void *state, BookingResult *res)
 
 /*
  * The work of one group member on its node, for shard_stay_member:
- * (resource, guest, during, expires_at, group_id, lock_timeout, home).
+ * (resource, guest, during, expires_at, group_id, lock_timeout, metadata,
+ * home).
  */
 static Datum
 booking_stay_member(PG_FUNCTION_ARGS)
@@ -396,6 +409,7 @@ booking_stay_member(PG_FUNCTION_ARGS)
 	mr.req.has_hold = BookingArgMemberExpiry(fcinfo, 3, mr.req.now, &mr.req.expires_at);
 	mr.group_id = BookingArgGroup(fcinfo, 4);
 	mr.req.timeout_ms = BookingArgLockTimeout(fcinfo, 5);
+	mr.req.metadata = BookingArgMetadata(fcinfo, 6, &mr.req.metadata_text);
 	/* a member may run after the hold it is given lapsed: it blocks no one */
 	mr.req.during = BookingMakeRange(mr.req.lower, mr.req.upper, false);
 	mr.req.validity = BookingMakeRange(mr.req.now, Max(mr.req.expires_at, mr.req.now),

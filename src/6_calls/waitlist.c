@@ -42,10 +42,11 @@ static BookingPlan guest_entry_plan = {
 };
 /* join order is the order of the resource lock: the clock is read under it */
 static BookingPlan join_plan = {
-	"INSERT INTO booking.bookings (home, id, resource_id, guest, quantity, status, created_at, validity) "
+	"INSERT INTO booking.bookings (home, id, resource_id, guest, quantity, status, created_at, validity, "
+	"metadata) "
 	"VALUES ($2, COALESCE($5, pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass)), "
-	"$1, $3, $4, 'waiting'::booking.status, pg_catalog.clock_timestamp(), 'empty') RETURNING id",
-	5, {INT8OID, INT8OID, TEXTOID, INT4OID, INT8OID}
+	"$1, $3, $4, 'waiting'::booking.status, pg_catalog.clock_timestamp(), 'empty', $6) RETURNING id",
+	6, {INT8OID, INT8OID, TEXTOID, INT4OID, INT8OID, JSONBOID}
 };
 
 typedef struct JoinRequest
@@ -55,6 +56,7 @@ typedef struct JoinRequest
 	text	   *guest;
 	int32		quantity;
 	TimestampTz now;
+	Jsonb	   *metadata;		/* the caller's; NULL: none */
 } JoinRequest;
 
 static void
@@ -62,13 +64,13 @@ JoinBody(void *state, BookingResult *res)
 {
 	JoinRequest *req = (JoinRequest *) state;
 	BookingResource r;
-	Datum		values[5];
-	char		nulls[5];
+	Datum		values[6];
+	char		nulls[6];
 	int64		free;
 	int64		entry;
 
 	memset(nulls, ' ', sizeof(nulls));
-	if (!BookingLockResourceFor(req->resource, booking_lock_timeout_ms, &r, res))
+	if (!BookingLockResourceFor(req->resource, BookingLockTimeoutDefault(), &r, res))
 		return;
 	if (req->quantity > r.capacity)
 	{
@@ -102,7 +104,7 @@ JoinBody(void *state, BookingResult *res)
 	/* with nobody in line, seats that are there should be reserved */
 	if (r.waiting == 0)
 	{
-		if (!BookingCounterFreeFor(&r, booking_lock_timeout_ms, &free, res))
+		if (!BookingCounterFreeFor(&r, BookingLockTimeoutDefault(), &free, res))
 			return;
 		if (free < req->quantity)
 		{
@@ -128,6 +130,9 @@ JoinBody(void *state, BookingResult *res)
 		values[4] = Int64GetDatum(BookingNewId("bookings_id_seq", r.home));
 	else
 		nulls[4] = 'n';
+	values[5] = PointerGetDatum(req->metadata);
+	if (req->metadata == NULL)
+		nulls[5] = 'n';
 	(void) BookingExecute(&join_plan, values, nulls, false, 1);
 	entry = BookingGetInt64(0, 1, NULL);
 	BookingWaitlistSetWaiting(&r, r.waiting + 1);
@@ -139,7 +144,7 @@ JoinBody(void *state, BookingResult *res)
 }
 
 /*
- * join_waitlist(resource, guest, quantity, idempotency_key)
+ * join_waitlist(resource, guest, quantity, idempotency_key, metadata)
  */
 Datum
 booking_join_waitlist(PG_FUNCTION_ARGS)
@@ -147,12 +152,14 @@ booking_join_waitlist(PG_FUNCTION_ARGS)
 	JoinRequest req;
 	BookingCall call;
 	char	   *key;
+	char	   *metadata;
 
 	req.resource = BookingArgId(fcinfo, 0, "resource");
 	req.home = BookingHome(req.resource);
 	req.guest = BookingArgGuest(fcinfo, 1);
 	req.quantity = BookingArgQuantity(fcinfo, 2);
 	key = BookingArgKey(fcinfo, 3);
+	req.metadata = BookingArgMetadata(fcinfo, 4, &metadata);
 	req.now = GetCurrentTimestamp();
 	if (BookingForwarding())
 		return BookingForward(fcinfo, "shard_join_waitlist", req.home, req.resource);
@@ -166,9 +173,9 @@ booking_join_waitlist(PG_FUNCTION_ARGS)
 		fields[0] = psprintf(INT64_FORMAT, req.resource);
 		fields[1] = text_to_cstring(req.guest);
 		fields[2] = psprintf("%d", req.quantity);
-		call.request = BookingRequestString("join_waitlist", 3, fields);
+		call.request = BookingRequestString("join_waitlist", 3, fields, metadata);
 	}
-	call.timeout_ms = booking_lock_timeout_ms;
+	call.timeout_ms = BookingLockTimeoutDefault();
 	call.resource = req.resource;
 	call.home = req.home;
 	call.now = req.now;
