@@ -449,8 +449,8 @@ done
 # the twins called directly
 ha=$(q "SELECT home FROM booking.resources WHERE id = ${C[a]}")
 taken_before=$(q "SELECT taken FROM booking.resources WHERE id = ${C[a]}")
-twin_seat="SELECT code FROM booking.shard_reserve_seat(${C[a]}, 'client-direct', 1, NULL, NULL, NULL, $ha)"
-twin_member="SELECT code FROM booking.shard_seat_member(${C[a]}, 'client-direct', 1, NULL, ${C[s1]}, NULL, $ha)"
+twin_seat="SELECT code FROM booking.shard_reserve_seat(${C[a]}, 'client-direct', 1, NULL, NULL, NULL, NULL, $ha)"
+twin_member="SELECT code FROM booking.shard_seat_member(${C[a]}, 'client-direct', 1, NULL, ${C[s1]}, NULL, NULL, $ha)"
 for grant in "grant_client's grants" "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA booking"; do
 	if [ "$grant" = "grant_client's grants" ]; then
 		want_seat="42501: permission denied for function shard_reserve_seat"

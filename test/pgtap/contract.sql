@@ -2,7 +2,7 @@
 -- argument names, defaults, return types, volatility and security settings.
 -- Run by pg_prove against a database with pgtap and booking installed.
 BEGIN;
-SELECT plan(238);
+SELECT plan(255);
 
 ------------------------------------------------------------------------------
 -- schema and types
@@ -71,6 +71,10 @@ SELECT col_is_null('booking', 'bookings', 'expires_at', 'bookings.expires_at is 
 -- 0.5.0: a stay's footprint, and the rows a guest limit counts
 SELECT col_type_is('booking', 'bookings', 'blocked', 'tstzrange', 'bookings.blocked is tstzrange (a stay''s footprint)');
 SELECT col_type_is('booking', 'bookings', 'limited', 'boolean', 'bookings.limited is boolean');
+-- 0.8.0: the caller's metadata, and the key of forget_guest's pseudonyms
+SELECT col_type_is('booking', 'bookings', 'metadata', 'jsonb', 'bookings.metadata is jsonb');
+SELECT col_is_null('booking', 'bookings', 'metadata', 'bookings.metadata is nullable (NULL: none given)');
+SELECT has_table('booking', 'secrets', 'table booking.secrets exists');
 -- no foreign key since 0.3.0 (its check locked the resource row on every
 -- striped sale): triggers keep every booking's resource in place instead
 SELECT hasnt_fk('booking', 'bookings', 'bookings has no foreign key');
@@ -100,7 +104,7 @@ SELECT functions_are('booking', ARRAY[
     'shard_set_guest_limit', 'shard_set_buffer', 'shard_reserve_seats', 'shard_seat_member',
     'shard_reduce', 'shard_move_stay', 'join_waitlist', 'shard_join_waitlist',
     'add_consumer', 'drop_consumer', 'claim_events', 'ack_events', 'health', 'stats', 'stats_reset',
-    'grant_client', 'grant_relay', 'grant_admin'],
+    'grant_client', 'grant_relay', 'grant_admin', 'get_booking', 'forget_guest'],
     'schema booking holds exactly the functions of the contract (the trigger function, distribute and the Citus twins, the statistics and the grant sets)');
 
 CREATE TEMP TABLE contract_fn (name text, args text, identity text, returns text, vol text)
@@ -116,17 +120,17 @@ INSERT INTO contract_fn VALUES
   'resource bigint',
   'bigint', 'integer', 'stable'),
  ('reserve_seat',
-  'resource bigint, guest text, quantity integer DEFAULT 1, hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval',
-  'bigint, text, integer, interval, text, interval', 'booking.result', 'volatile'),
+  'resource bigint, guest text, quantity integer DEFAULT 1, hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval, metadata jsonb DEFAULT NULL::jsonb',
+  'bigint, text, integer, interval, text, interval, jsonb', 'booking.result', 'volatile'),
  ('reserve_stay',
-  'resource bigint, guest text, during tstzrange, hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval',
-  'bigint, text, tstzrange, interval, text, interval', 'booking.result', 'volatile'),
+  'resource bigint, guest text, during tstzrange, hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval, metadata jsonb DEFAULT NULL::jsonb',
+  'bigint, text, tstzrange, interval, text, interval, jsonb', 'booking.result', 'volatile'),
  ('reserve_stays',
-  'resources bigint[], guest text, during tstzrange, hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval',
-  'bigint[], text, tstzrange, interval, text, interval', 'booking.result', 'volatile'),
+  'resources bigint[], guest text, during tstzrange, hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval, metadata jsonb DEFAULT NULL::jsonb',
+  'bigint[], text, tstzrange, interval, text, interval, jsonb', 'booking.result', 'volatile'),
  ('reserve_stay_any',
-  'pool bigint, guest text, during tstzrange, hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval',
-  'bigint, text, tstzrange, interval, text, interval', 'booking.result', 'volatile'),
+  'pool bigint, guest text, during tstzrange, hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval, metadata jsonb DEFAULT NULL::jsonb',
+  'bigint, text, tstzrange, interval, text, interval, jsonb', 'booking.result', 'volatile'),
  ('free_slots',
   'resource bigint, within tstzrange, min_length interval',
   'bigint, tstzrange, interval', 'SETOF tstzrange', 'stable'),
@@ -155,8 +159,8 @@ INSERT INTO contract_fn VALUES
   'resource bigint, before interval, after interval',
   'bigint, interval, interval', 'booking.result', 'volatile'),
  ('reserve_seats',
-  'resources bigint[], guest text, quantities integer[] DEFAULT NULL::integer[], hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval',
-  'bigint[], text, integer[], interval, text, interval', 'booking.result', 'volatile'),
+  'resources bigint[], guest text, quantities integer[] DEFAULT NULL::integer[], hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval, metadata jsonb DEFAULT NULL::jsonb',
+  'bigint[], text, integer[], interval, text, interval, jsonb', 'booking.result', 'volatile'),
  ('reduce',
   'booking bigint, quantity integer, idempotency_key text DEFAULT NULL::text',
   'bigint, integer, text', 'booking.result', 'volatile'),
@@ -164,8 +168,8 @@ INSERT INTO contract_fn VALUES
   'booking bigint, during tstzrange, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval',
   'bigint, tstzrange, text, interval', 'booking.result', 'volatile'),
  ('join_waitlist',
-  'resource bigint, guest text, quantity integer DEFAULT 1, idempotency_key text DEFAULT NULL::text',
-  'bigint, text, integer, text', 'booking.result', 'volatile'),
+  'resource bigint, guest text, quantity integer DEFAULT 1, idempotency_key text DEFAULT NULL::text, metadata jsonb DEFAULT NULL::jsonb',
+  'bigint, text, integer, text, jsonb', 'booking.result', 'volatile'),
  ('add_consumer', 'name text', 'text', 'boolean', 'volatile'),
  ('drop_consumer', 'name text', 'text', 'boolean', 'volatile'),
  ('claim_events',
@@ -175,43 +179,47 @@ INSERT INTO contract_fn VALUES
   'volatile'),
  ('ack_events', 'consumer text, lease_token bigint, events bigint[]', 'text, bigint, bigint[]',
   'integer', 'volatile'),
- ('health', '', '', 'TABLE(metric text, subject text, value double precision)', 'stable');
+ ('health', '', '', 'TABLE(metric text, subject text, value double precision)', 'stable'),
+ ('get_booking', 'booking bigint', 'bigint',
+  'TABLE(id bigint, resource_id bigint, guest text, quantity integer, during tstzrange, status booking.status, expires_at timestamp with time zone, created_at timestamp with time zone, metadata jsonb, group_id bigint)',
+  'stable'),
+ ('forget_guest', 'guest text', 'text', 'bigint', 'volatile');
 
--- each function exists with exactly these argument types (19)
+-- each function exists with exactly these argument types (21)
 SELECT ok(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity)) IS NOT NULL,
           format('function booking.%s(%s) exists', name, identity))
   FROM contract_fn ORDER BY name;
 
--- exact argument names and defaults (19)
+-- exact argument names and defaults (21)
 SELECT is(pg_catalog.pg_get_function_arguments(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity))),
           args, format('booking.%s has the arguments (%s)', name, args))
   FROM contract_fn ORDER BY name;
 
--- return types (19)
+-- return types (21)
 SELECT is(pg_catalog.pg_get_function_result(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity))),
           returns, format('booking.%s returns %s', name, returns))
   FROM contract_fn ORDER BY name;
 
--- volatility (19)
+-- volatility (21)
 SELECT is(CASE p.provolatile WHEN 'v' THEN 'volatile' WHEN 's' THEN 'stable' WHEN 'i' THEN 'immutable' END,
           f.vol, format('booking.%s is %s', f.name, f.vol))
   FROM contract_fn f
   LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
  ORDER BY f.name;
 
--- explicit NULL for an argument means its default: no function may be STRICT (19)
+-- explicit NULL for an argument means its default: no function may be STRICT (21)
 SELECT is(p.proisstrict, false, format('booking.%s is not STRICT (NULL means the default)', f.name))
   FROM contract_fn f
   LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
  ORDER BY f.name;
 
--- every function that writes or reads the tables runs as its owner (19) ...
+-- every function that writes or reads the tables runs as its owner (21) ...
 SELECT is(p.prosecdef, true, format('booking.%s is SECURITY DEFINER', f.name))
   FROM contract_fn f
   LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
  ORDER BY f.name;
 
--- ... with a pinned search_path (19)
+-- ... with a pinned search_path (21)
 SELECT is(p.proconfig, ARRAY['search_path=pg_catalog, pg_temp'],
           format('booking.%s pins search_path = pg_catalog, pg_temp', f.name))
   FROM contract_fn f

@@ -17,11 +17,11 @@ GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA booking TO booking_tap_all;
 GRANT SELECT ON ALL TABLES IN SCHEMA booking TO booking_tap_all;
 
 SELECT matches(booking.grant_client('booking_tap_client'),
-    '^booking_tap_client may now make reservations: 14 calls', 'grant_client says what it granted');
+    '^booking_tap_client may now make reservations: 15 calls', 'grant_client says what it granted');
 SELECT matches(booking.grant_relay('booking_tap_relay'),
     '^booking_tap_relay may now relay events', 'grant_relay says what it granted');
 SELECT matches(booking.grant_admin('booking_tap_admin'),
-    '^booking_tap_admin may now run booking: 12 calls', 'grant_admin says what it granted');
+    '^booking_tap_admin may now run booking: 13 calls', 'grant_admin says what it granted');
 SELECT lives_ok($$SELECT booking.grant_client('booking_tap_client')$$, 'grant_client can run again');
 SELECT throws_ok($$SELECT booking.grant_client(NULL)$$, '22004', 'role must not be null',
     'grant_client names a NULL role');
@@ -45,14 +45,15 @@ SELECT results_eq(
              ('booking.extend_hold(bigint,interval)'),
              ('booking.extend_hold_until(bigint,timestamp with time zone)'),
              ('booking.free_slots(bigint,tstzrange,interval)'),
-             ('booking.join_waitlist(bigint,text,integer,text)'),
+             ('booking.get_booking(bigint)'),
+             ('booking.join_waitlist(bigint,text,integer,text,jsonb)'),
              ('booking.move_stay(bigint,tstzrange,text,interval)'),
              ('booking.reduce(bigint,integer,text)'),
-             ('booking.reserve_seat(bigint,text,integer,interval,text,interval)'),
-             ('booking.reserve_seats(bigint[],text,integer[],interval,text,interval)'),
-             ('booking.reserve_stay(bigint,text,tstzrange,interval,text,interval)'),
-             ('booking.reserve_stay_any(bigint,text,tstzrange,interval,text,interval)'),
-             ('booking.reserve_stays(bigint[],text,tstzrange,interval,text,interval)'),
+             ('booking.reserve_seat(bigint,text,integer,interval,text,interval,jsonb)'),
+             ('booking.reserve_seats(bigint[],text,integer[],interval,text,interval,jsonb)'),
+             ('booking.reserve_stay(bigint,text,tstzrange,interval,text,interval,jsonb)'),
+             ('booking.reserve_stay_any(bigint,text,tstzrange,interval,text,interval,jsonb)'),
+             ('booking.reserve_stays(bigint[],text,tstzrange,interval,text,interval,jsonb)'),
              ('booking.seats_left(bigint)')$$,
     'grant_client: exactly the reservation calls');
 SELECT results_eq(
@@ -65,13 +66,14 @@ SELECT results_eq(
     $$VALUES ('booking.add_consumer(text)'),
              ('booking.create_resource(text,integer,bigint,jsonb)'),
              ('booking.distribute(integer)'), ('booking.drop_consumer(text)'),
+             ('booking.forget_guest(text)'),
              ('booking.health()'), ('booking.hold_expire(integer)'),
              ('booking.set_buffer(bigint,interval,interval)'),
              ('booking.set_capacity(bigint,integer,bigint)'),
              ('booking.set_guest_limit(bigint,integer)'),
              ('booking.set_stripes(bigint,integer)'),
              ('booking.stats()'), ('booking.stats_reset()')$$,
-    'grant_admin: exactly resources, settings, consumers, hold_expire, statistics and distribute');
+    'grant_admin: exactly resources, settings, consumers, hold_expire, forget_guest, statistics and distribute');
 SELECT is_empty(
     $$SELECT role || ' ' || fn FROM tap_callable WHERE fn LIKE 'booking.shard\_%' OR fn LIKE 'booking.grant\_%'$$,
     'no set gives a twin or a grant_* function');
@@ -147,12 +149,12 @@ SET LOCAL ROLE booking_tap_all;
 -- issue 24's call: a hold until 2300, inside another guest's pass group
 SELECT throws_ok(
     $$SELECT * FROM booking.shard_seat_member((SELECT id FROM booking.resources WHERE name = 'tap roles seats'),
-        'mallory', 1, '2300-01-01', (SELECT id FROM booking.bookings WHERE guest = 'ann'), NULL, 0)$$,
+        'mallory', 1, '2300-01-01', (SELECT id FROM booking.bookings WHERE guest = 'ann'), NULL, NULL, 0)$$,
     '42501', 'booking.shard_seat_member is internal',
     'every function granted: shard_seat_member still refuses a client role');
 SELECT throws_ok(
     $$SELECT * FROM booking.shard_reserve_seat((SELECT id FROM booking.resources WHERE name = 'tap roles seats'),
-        'mallory', 1, NULL, NULL, NULL, 0)$$,
+        'mallory', 1, NULL, NULL, NULL, NULL, 0)$$,
     '42501', 'booking.shard_reserve_seat is internal',
     'every function granted: shard_reserve_seat still refuses a client role');
 SELECT throws_ok($$SELECT booking.grant_client('booking_tap_all')$$,
@@ -191,20 +193,20 @@ SELECT is((SELECT pg_catalog.count(*) FROM booking.bookings), (SELECT n FROM tap
 -- the owner (here a superuser) may call a twin, and it checks what it is given
 SELECT throws_ok(
     $$SELECT * FROM booking.shard_seat_member((SELECT id FROM booking.resources WHERE name = 'tap roles seats'),
-        'su', 1, '2300-01-01', NULL, NULL, 0)$$,
+        'su', 1, '2300-01-01', NULL, NULL, NULL, 0)$$,
     '22023', 'expires_at must be at most 3660 days after the time of the call',
     'owner: shard_seat_member refuses a hold no public call could make');
 SELECT throws_ok(
     $$SELECT * FROM booking.shard_seat_member((SELECT id FROM booking.resources WHERE name = 'tap roles seats'),
-        'su', 1, pg_catalog.clock_timestamp() - interval '2 days', NULL, NULL, 0)$$,
+        'su', 1, pg_catalog.clock_timestamp() - interval '2 days', NULL, NULL, NULL, 0)$$,
     '22023', 'expires_at must not lie more than a day before the time of the call',
     'owner: shard_seat_member refuses a hold that lapsed long before it was made');
 SELECT throws_ok(
     $$SELECT * FROM booking.shard_seat_member((SELECT id FROM booking.resources WHERE name = 'tap roles seats'),
-        'su', 1, NULL, 0, NULL, 0)$$,
+        'su', 1, NULL, 0, NULL, NULL, 0)$$,
     '22023', 'group_id must be a booking id', 'owner: shard_seat_member refuses group_id 0');
 SELECT is((SELECT code FROM booking.shard_seat_member((SELECT id FROM booking.resources WHERE name = 'tap roles seats'),
-        'su', 1, pg_catalog.clock_timestamp() + interval '1 hour', NULL, NULL, 0)),
+        'su', 1, pg_catalog.clock_timestamp() + interval '1 hour', NULL, NULL, NULL, 0)),
     'ok', 'owner: shard_seat_member books a member with a sound expiry');
 SELECT throws_ok($$SELECT booking.grant_relay(NULL)$$, '22004', 'role must not be null',
     'grant_relay names a NULL role');

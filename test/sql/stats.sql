@@ -22,8 +22,8 @@ SELECT function, code, calls, total_ms >= max_ms AND max_ms >= 0 AS times_ok,
 
 -- a twin counts under its public name; a group member's twin is part of
 -- its group and is not counted; a call that raises an error is not counted
-SELECT code FROM booking.shard_reserve_seat(:sess, 'dan', 1, NULL, NULL, NULL, 0);
-SELECT code FROM booking.shard_seat_member(:sess, 'eve', 1, NULL, NULL, NULL, 0);
+SELECT code FROM booking.shard_reserve_seat(:sess, 'dan', 1, NULL, NULL, NULL, NULL, 0);
+SELECT code FROM booking.shard_seat_member(:sess, 'eve', 1, NULL, NULL, NULL, NULL, 0);
 SELECT code FROM booking.reserve_seat(:sess, 'fay', 0);
 -- cancel answers ok with 200, reserve_seat with 201: one code, ok
 SELECT code, http_status FROM booking.cancel(

@@ -40,7 +40,9 @@ WITH ext AS (
     JOIN members m ON m.classid = i.classoid AND m.objid = i.objoid
     UNION ALL
     -- the schema
-    SELECT 'schema booking owner=' || nspowner::pg_catalog.regrole || ' acl=' || coalesce(nspacl::text, '<default>')
+    -- an ACL that equals the default (after a REVOKE of what was granted) is the default
+    SELECT 'schema booking owner=' || nspowner::pg_catalog.regrole || ' acl='
+           || coalesce(nullif(nspacl, pg_catalog.acldefault('n', nspowner))::text, '<default>')
            || ' comment=' || coalesce(pg_catalog.obj_description(nsp.oid, 'pg_namespace'), '<none>')
     FROM nsp
     UNION ALL

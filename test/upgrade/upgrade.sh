@@ -72,6 +72,9 @@ cleanup() {
 	for db in $OLD_DB $NEW_DB; do
 		upsql -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1
 	done
+	# the roles of fill--0.7.0.sql, once no database holds their grants
+	upsql -d postgres -c "SET client_min_messages = warning" \
+		-c "DROP ROLE IF EXISTS booking_upgrade_client, booking_upgrade_direct" >/dev/null 2>&1
 	[ -n "$TMP" ] && rm -rf "$TMP"
 	[ -n "$OWN_CLUSTER" ] && booking_cluster_stop
 }
@@ -256,6 +259,33 @@ for ((i = 0; i + 1 < ${#path[@]}; i++)); do
 	fi
 done
 
+# the grants of fill--0.7.0.sql, on the functions 0.8.0 replaced
+if [[ $filled == *" 0.7.0 "* ]]; then
+	check "grant_client's role may still reserve, with and without metadata (0.8.0 replaced the functions)" $OLD_DB \
+		"SELECT pg_catalog.has_function_privilege('booking_upgrade_client',
+		   'booking.reserve_seat(bigint,text,integer,interval,text,interval,jsonb)', 'EXECUTE'),
+		   pg_catalog.has_function_privilege('booking_upgrade_client',
+		   'booking.join_waitlist(bigint,text,integer,text,jsonb)', 'EXECUTE')" "t|t"
+	check "an EXECUTE given by hand, WITH GRANT OPTION, is on the new reserve_stay; nothing more" $OLD_DB \
+		"SELECT pg_catalog.has_function_privilege('booking_upgrade_direct',
+		   'booking.reserve_stay(bigint,text,tstzrange,interval,text,interval,jsonb)', 'EXECUTE WITH GRANT OPTION'),
+		   pg_catalog.has_function_privilege('booking_upgrade_direct',
+		   'booking.reserve_seat(bigint,text,integer,interval,text,interval,jsonb)', 'EXECUTE')" "t|f"
+	check "grant_client again adds get_booking for the old role (0.8.0)" $OLD_DB \
+		"SELECT booking.grant_client('booking_upgrade_client') ~ '15 calls',
+		   pg_catalog.has_function_privilege('booking_upgrade_client', 'booking.get_booking(bigint)', 'EXECUTE')" "t|t"
+	# pg_dump keeps them: they are the administrator's, not initial privileges
+	dumped=$(pg_dump -d $OLD_DB --schema-only 2>&1 | grep -cE '^GRANT ALL ON FUNCTION booking\.(reserve_seat|reserve_stay)\(.*metadata jsonb.* TO booking_upgrade_(client|direct)( WITH GRANT OPTION)?;$')
+	if [ "$dumped" = 3 ]; then
+		pass "pg_dump keeps the grants 0.8.0 gave back (3 GRANT lines on reserve_seat and reserve_stay)"
+	else
+		fail "pg_dump keeps the grants 0.8.0 gave back (3 GRANT lines on reserve_seat and reserve_stay; got $dumped)"
+	fi
+	# a fresh install has no such grants: the catalogs are compared without them
+	upsql -d $OLD_DB -c "DROP OWNED BY booking_upgrade_client, booking_upgrade_direct" >/dev/null ||
+		fail "DROP OWNED BY the roles of fill--0.7.0.sql"
+fi
+
 # -- 3. the upgraded schema equals a fresh install --------------------------------
 
 upsql -d $NEW_DB -c "SET client_min_messages = warning" -c "CREATE EXTENSION booking CASCADE" >/dev/null ||
@@ -365,6 +395,13 @@ if [[ $filled == *" 0.1.0 "* ]]; then
 	fi
 fi
 
+check "old bookings have no metadata; a new one on an old resource has, and get_booking reads both (0.8.0)" $B \
+	"SELECT pg_catalog.count(*) FILTER (WHERE metadata IS NOT NULL) FROM booking.bookings;
+	 SELECT code FROM booking.reserve_seat(booking.create_resource('meta show', 2), 'meta',
+	   lock_timeout => '1s', metadata => '{\"order\": 7}');
+	 SELECT guest, metadata ->> 'order' FROM booking.get_booking((SELECT max(id) FROM booking.bookings WHERE guest = 'meta'));
+	 SELECT guest IS NOT NULL, metadata IS NULL FROM booking.get_booking((SELECT min(id) FROM booking.bookings))" \
+	"0;ok;meta|7;t|t"
 check "no two blocking stays of a resource overlap" $B \
 	"SELECT pg_catalog.count(*) FROM booking.bookings a JOIN booking.bookings b ON a.resource_id = b.resource_id AND a.id < b.id
 	 WHERE a.during && b.during AND a.validity && b.validity AND a.status IN ('pending', 'confirmed') AND b.status IN ('pending', 'confirmed')" 0
