@@ -104,7 +104,7 @@ cat >"$work/hot_public.pgb" <<'EOF'
 SELECT (booking.reserve_seat(:hot, 'bench')).code;
 EOF
 cat >"$work/hot_twin.pgb" <<'EOF'
-SELECT code FROM booking.shard_reserve_seat(:hot, 'bench', 1, NULL, NULL, NULL, :home);
+SELECT code FROM booking.shard_reserve_seat(:hot, 'bench', 1, NULL, NULL, NULL, NULL, :home);
 EOF
 cat >"$work/spread.pgb" <<'EOF'
 \set n random(1, 1000)
