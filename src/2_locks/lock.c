@@ -279,6 +279,30 @@ BookingLockPeeked(BookingResource *res, ItemPointer tid, int timeout_ms)
 }
 
 /*
+ * Locks resource id through statements, which a Citus coordinator routes to
+ * the worker that holds the row: without waiting first, then waiting up to
+ * timeout_ms in a guarded subtransaction.  For calls that run where the
+ * rows may not be (forget_guest), at READ COMMITTED.
+ */
+BookingLockOutcome
+BookingLockResourceByStatement(int64 id, int timeout_ms, BookingResource *res)
+{
+	LockArgs	la = {id, &try_lock_plan, false, res};
+	BookingLockOutcome outcome;
+
+	RunLockStatement(&la);
+	if (la.found)
+		return BOOKING_LOCKED;
+	if (!ResourceExists(id))
+		return BOOKING_LOCK_NOT_FOUND;
+	la.plan = &wait_lock_plan;
+	outcome = BookingWaitGuarded(RunLockStatement, &la, timeout_ms);
+	if (outcome == BOOKING_LOCKED && !la.found)
+		return BOOKING_LOCK_NOT_FOUND;
+	return outcome;
+}
+
+/*
  * BookingLockResource for a call's body: true when granted; otherwise false
  * with res set to the lock's answer (busy, retry or not_found).
  */

@@ -25,6 +25,8 @@ typedef enum BookingLockOutcome
 extern BookingLockOutcome BookingLockResource(int64 id, int timeout_ms, BookingResource *res);
 extern BookingLockOutcome BookingLockPeeked(BookingResource *res, ItemPointer tid, int timeout_ms);
 extern bool BookingTryLockResource(int64 id, BookingResource *res);
+extern BookingLockOutcome BookingLockResourceByStatement(int64 id, int timeout_ms,
+														 BookingResource *res);
 extern BookingLockOutcome BookingWaitGuarded(BookingGuardedFn fn, void *arg, int timeout_ms);
 extern BookingLockOutcome BookingWaitGuardedTry(BookingTryFn fn, void *arg, int timeout_ms,
 												bool *kept);

@@ -16,7 +16,9 @@
  *	  Every write to a booking row is made under its resource's row lock
  *	  (booking.h): the guest's resources are locked one at a time, in
  *	  ascending id order, and each one's rows renamed under its lock, so a
- *	  sale of the same guest decides before or after, never in between.  A
+ *	  sale of the same guest decides before or after, never in between.  The
+ *	  locks are taken through statements, so that on a Citus coordinator
+ *	  they reach the workers, at READ COMMITTED only.  A
  *	  resource held past the lock_timeout fails the call (55P03), with
  *	  nothing renamed: it is an admin's call, and running it again is safe.
  *	  A booking the guest makes while it runs may keep the name: run it
@@ -28,6 +30,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
 
@@ -135,6 +138,14 @@ booking_forget_guest(PG_FUNCTION_ARGS)
 	int64		changed = 0;
 	int			timeout_ms = BookingLockTimeoutDefault();
 
+	/* each statement must see what the others committed, as a claim's do */
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("booking.forget_guest runs at READ COMMITTED only"),
+				 errdetail("This transaction is at %s.",
+						   IsolationIsSerializable() ? "SERIALIZABLE" : "REPEATABLE READ"),
+				 errhint("Call it in a transaction of its own, or begin it with BEGIN ISOLATION LEVEL READ COMMITTED.")));
 	SPI_connect();
 	if (BookingLockTables(timeout_ms, true) != BOOKING_LOCKED)
 		ereport(ERROR,
@@ -160,14 +171,21 @@ booking_forget_guest(PG_FUNCTION_ARGS)
 	{
 		BookingResource r;
 		BookingResult res;
+		BookingLockOutcome outcome;
 		int			renamed;
 
-		if (!BookingLockResourceFor(resources[i], timeout_ms, &r, &res))
+		outcome = BookingLockResourceByStatement(resources[i], timeout_ms, &r);
+		if (outcome == BOOKING_LOCK_NOT_FOUND)
+			continue;			/* not reachable: resources are never deleted */
+		if (outcome != BOOKING_LOCKED)
+		{
+			BookingSetLockOutcome(&res, outcome, resources[i], timeout_ms);
 			ereport(ERROR,
 					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 					 errmsg("could not forget the guest on resource %lld", (long long) resources[i]),
 					 errdetail("%s", res.message),
 					 errhint("Nothing was renamed; run booking.forget_guest again.")));
+		}
 		values[2] = Int64GetDatum(r.home);
 		values[3] = Int64GetDatum(r.id);
 		renamed = BookingExecute(&rename_bookings_plan, values, NULL, false, 0);

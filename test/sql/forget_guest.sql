@@ -28,6 +28,10 @@ SELECT code FROM booking.reserve_seat(:show, 'dave', idempotency_key => 'dave-1'
 SELECT booking.forget_guest(NULL);
 SELECT booking.forget_guest('');
 SELECT count(*) AS keys FROM booking.secrets;
+-- at READ COMMITTED only: each statement must see what others committed
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT booking.forget_guest('carol');
+ROLLBACK;
 
 -- 4 bookings, the events of those bookings (4 reserved/joined), 2 requests
 SELECT booking.forget_guest('carol') AS changed;
