@@ -392,6 +392,25 @@ SELECT * FROM (VALUES
 ('grant_admin', 'a role of 100 KB', $$SELECT booking.grant_admin(repeat('r', 102400)::regrole)$$, '42704', 'role', NULL)
 ) v WHERE to_regproc('booking.grant_client') IS NOT NULL;
 
+-- 0.8.0: get_booking, forget_guest, and metadata on the calls that create a
+-- booking (a JSON object of at most 8 kB as text).  forget_guest checks its
+-- argument before it refuses REPEATABLE READ and SERIALIZABLE.
+INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result)
+SELECT * FROM (VALUES
+('get_booking', 'booking NULL', $$SELECT count(*)::text FROM booking.get_booking(NULL)$$, '22004', 'booking', NULL),
+('get_booking', 'unknown booking 2^63-1: no row', $$SELECT count(*)::text FROM booking.get_booking(9223372036854775807)$$, NULL, NULL, '^0$'),
+('get_booking', 'unknown booking -2^63: no row', $$SELECT count(*)::text FROM booking.get_booking(-9223372036854775808)$$, NULL, NULL, '^0$'),
+('forget_guest', 'guest NULL', $$SELECT booking.forget_guest(NULL)::text$$, '22004', 'guest', NULL),
+('forget_guest', 'guest empty', $$SELECT booking.forget_guest('')::text$$, '22023', 'guest', NULL),
+('forget_guest', 'guest of 100 KB', $$SELECT booking.forget_guest(repeat('g', 102400))::text$$, '22023', 'guest', NULL),
+('reserve_seat', 'metadata a JSON array', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, metadata => '[1, 2]')$$, '22023', 'metadata', NULL),
+('reserve_seat', 'metadata a JSON string', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, metadata => '"order 7"')$$, '22023', 'metadata', NULL),
+('reserve_seat', 'metadata JSON null', $$SELECT code FROM booking.reserve_seat({seat}, 'g', 1, metadata => 'null')$$, '22023', 'metadata', NULL),
+('reserve_stay', 'metadata of 100 KB', $$SELECT code FROM booking.reserve_stay({room}, 'g', '[2031-01-01, 2031-01-02)', metadata => jsonb_build_object('k', repeat('m', 102400)))$$, '22023', 'metadata', NULL),
+('reserve_stays', 'metadata a JSON number', $$SELECT code FROM booking.reserve_stays(ARRAY[{room}], 'g', '[2031-01-01, 2031-01-02)', metadata => '7')$$, '22023', 'metadata', NULL),
+('join_waitlist', 'metadata 8 kB + 1 as text', $$SELECT code FROM booking.join_waitlist({seat}, 'g', 1, metadata => jsonb_build_object('k', repeat('m', 8192 - 9 + 1)))$$, '22023', 'metadata', NULL)
+) v WHERE to_regproc('booking.get_booking') IS NOT NULL;
+
 -- every case, with the fixture's ids substituted
 CREATE FUNCTION pg_temp.hostile_run() RETURNS SETOF text LANGUAGE plpgsql AS $run$
 DECLARE
