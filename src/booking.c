@@ -17,6 +17,7 @@
 #include "1_ground/timeout.h"
 #include "3_frame/events.h"
 #include "3_frame/idempotency.h"
+#include "3_frame/news.h"
 #include "3_frame/numbering.h"
 #include "3_frame/once.h"
 #include "4_inventory/line.h"
@@ -46,6 +47,7 @@ _PG_init(void)
 	BookingOnceInit();
 	BookingIdempotencyInit();
 	BookingEventsInit();
+	BookingNewsInit();
 	BookingNumberingInit();
 	BookingConsumersInit();
 	BookingLineInit();

@@ -14,12 +14,12 @@
  *
  *	  Nothing is sent from the caller's transaction: a transaction that has
  *	  run NOTIFY cannot PREPARE (two-phase commit), and transactions that
- *	  notify commit one at a time.  When the expiry worker serves this
- *	  database (booking preloaded), a transaction that wrote events marks,
- *	  once it has committed, that there is news, and wakes the worker, which
- *	  numbers the new events in a transaction of its own and then sends one
- *	  NOTIFY booking_events for all of them, at most one every
- *	  BOOKING_NOTIFY_INTERVAL_MS (7_worker/worker.c).  Otherwise relays poll.
+ *	  notify commit one at a time.  When an expiry worker serves this
+ *	  database (booking preloaded), a transaction that wrote events leaves
+ *	  news for it (news.c), which numbers the new events in a transaction of
+ *	  its own and then sends one NOTIFY booking_events for all of them, at
+ *	  most one every BOOKING_NOTIFY_INTERVAL_MS (7_worker/worker.c).
+ *	  Otherwise relays poll.
  *
  *	  Whether a consumer exists is read again after a relcache invalidation
  *	  of booking.consumers, and read with a dirty snapshot, so that a
@@ -61,8 +61,7 @@
 #include "1_ground/tables.h"
 #include "2_locks/rowlock.h"
 #include "3_frame/events.h"
-
-#define NOTIFY_CHANNEL "booking_events"
+#include "3_frame/news.h"
 
 /*
  * The booking's metadata ($14) is added as it is: jsonb_strip_nulls would
@@ -180,193 +179,10 @@ BookingEventsInvalidateNow(void)
 	SendSharedInvalidMessages(&msg, 1);
 }
 
-bool		booking_notify = true;
-
-/* news for the worker to pass on: shared, when booking is preloaded */
-typedef struct EventsShared
-{
-	pg_atomic_uint32 pending;	/* a commit wrote events since the worker last numbered */
-	pg_atomic_uint32 worker_pgprocno;	/* the worker's, +1; 0: no worker */
-	pg_atomic_uint32 worker_numbers;	/* its last pass ran: it numbers events */
-	Oid			worker_database;	/* the database it serves */
-} EventsShared;
-
-static EventsShared *events_shared = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-/* this transaction wrote events that the worker is to number and announce */
-static bool news_at_commit = false;
-
-static void
-EventsShmemRequest(void)
-{
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(EventsShared)));
-}
-
-static void
-EventsShmemStartup(void)
-{
-	bool		found;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	events_shared = ShmemInitStruct("booking events", sizeof(EventsShared), &found);
-	if (!found)
-	{
-		pg_atomic_init_u32(&events_shared->pending, 0);
-		pg_atomic_init_u32(&events_shared->worker_pgprocno, 0);
-		pg_atomic_init_u32(&events_shared->worker_numbers, 0);
-		events_shared->worker_database = InvalidOid;
-	}
-	LWLockRelease(AddinShmemInitLock);
-}
-
-/* Wakes the worker for news, unless news woke it already. */
-static void
-WakeWorker(void)
-{
-	uint32		procno = pg_atomic_read_u32(&events_shared->worker_pgprocno);
-
-	/* only the first commit since the worker last looked wakes it */
-	if (procno > 0 && pg_atomic_exchange_u32(&events_shared->pending, 1) == 0)
-		SetLatch(&GetPGProcByNumber(procno - 1)->procLatch);
-}
-
-/* After the commit, the news is visible: tell the worker. */
-static void
-EventsXactCallback(XactEvent event, void *arg)
-{
-	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_PARALLEL_COMMIT)
-	{
-		/* a prepared transaction's events are numbered by the worker's next pass */
-		if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
-			event == XACT_EVENT_PREPARE)
-			news_at_commit = false;
-		return;
-	}
-	if (!news_at_commit)
-		return;
-	news_at_commit = false;
-	WakeWorker();
-}
-
-/* Whether the expiry worker runs in this database. */
-static bool
-WorkerServes(void)
-{
-	return events_shared != NULL && pg_atomic_read_u32(&events_shared->worker_pgprocno) > 0 &&
-		events_shared->worker_database == MyDatabaseId;
-}
-
-/*
- * Whether the expiry worker numbers this database's events: it runs here,
- * and its last pass found the extension at the library's version.
- */
-bool
-BookingEventsWorkerNumbers(void)
-{
-	return WorkerServes() && pg_atomic_read_u32(&events_shared->worker_numbers) != 0;
-}
-
-/* A claim that leaves the numbering to the worker found events to number. */
-void
-BookingEventsWakeWorker(void)
-{
-	if (WorkerServes())
-		WakeWorker();
-}
-
-/* The worker: it serves the events of its database from now on. */
-void
-BookingEventsWorkerStarted(void)
-{
-	if (events_shared == NULL)
-		return;
-	events_shared->worker_database = MyDatabaseId;
-	pg_write_barrier();
-	pg_atomic_write_u32(&events_shared->worker_numbers, 0);
-	pg_atomic_write_u32(&events_shared->worker_pgprocno, (uint32) GetNumberFromPGProc(MyProc) + 1);
-	on_shmem_exit(BookingEventsWorkerStopped, (Datum) 0);
-}
-
-void
-BookingEventsWorkerStopped(int code, Datum arg)
-{
-	if (events_shared != NULL)
-	{
-		pg_atomic_write_u32(&events_shared->worker_pgprocno, 0);
-		pg_atomic_write_u32(&events_shared->worker_numbers, 0);
-	}
-}
-
-/* The worker: whether its passes run (it numbers), after each pass. */
-void
-BookingEventsWorkerNumbering(bool numbering)
-{
-	if (events_shared != NULL)
-		pg_atomic_write_u32(&events_shared->worker_numbers, numbering ? 1 : 0);
-}
-
-/*
- * The worker: whether a commit wrote events since it last looked; clears
- * the flag, so that a commit after this raises it again.
- */
-bool
-BookingEventsTakeNews(void)
-{
-	return events_shared != NULL && pg_atomic_exchange_u32(&events_shared->pending, 0) != 0;
-}
-
-/* Whether a commit wrote events since the worker last looked. */
-bool
-BookingEventsPending(void)
-{
-	return events_shared != NULL && pg_atomic_read_u32(&events_shared->pending) != 0;
-}
-
-/* The worker: NOTIFY booking_events, in its own transaction. */
-void
-BookingEventsAnnounce(void)
-{
-	if (booking_notify)
-		Async_Notify(NOTIFY_CHANNEL, "");
-}
-
 void
 BookingEventsInit(void)
 {
-	DefineCustomBoolVariable("booking.notify",
-							 "Whether the expiry worker sends NOTIFY booking_events after it numbered new events.",
-							 "Turn it off when every relay polls. Only superusers can change it.",
-							 &booking_notify,
-							 true,
-							 PGC_SUSET,
-							 0,
-							 NULL, NULL, NULL);
-	RegisterXactCallback(EventsXactCallback, NULL);
 	BookingTablesOnForget(ForgetConsumers);
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = EventsShmemRequest;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = EventsShmemStartup;
-}
-
-/*
- * News for the worker to number and announce after this transaction
- * commits, when it serves this database.  Never a NOTIFY of our own (see
- * the header).  Not on Citus, where the coordinator's claims number.
- */
-static void
-MarkNews(void)
-{
-	if (!BookingDistributed() && WorkerServes())
-		news_at_commit = true;
 }
 
 static void
@@ -449,7 +265,7 @@ BookingEmitEvent(const char *kind, int64 home, int64 booking, const char *status
 	values[13] = b.metadata;
 	nulls[13] = b.metadata_null ? 'n' : ' ';
 	(void) BookingExecute(&booking_event_plan, values, nulls, false, 0);
-	MarkNews();
+	BookingNewsMark();
 }
 
 /* The event of a change to the resource itself; payload is a JSON object. */
@@ -468,5 +284,5 @@ BookingEmitResourceEvent(const char *kind, const BookingResource *r, const char 
 	values[3] = CStringGetTextDatum(kind);
 	values[4] = CStringGetTextDatum(payload);
 	(void) BookingExecute(&resource_event_plan, values, nulls, false, 0);
-	MarkNews();
+	BookingNewsMark();
 }

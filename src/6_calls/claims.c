@@ -39,7 +39,7 @@
 #include "1_ground/guard.h"
 #include "1_ground/shard.h"
 #include "1_ground/spi.h"
-#include "3_frame/events.h"
+#include "3_frame/news.h"
 #include "3_frame/numbering.h"
 #include "5_scaleout/remote.h"
 #include "6_calls/consumers.h"
@@ -104,7 +104,7 @@ static BookingPlan open_homes_plan = {
 static bool
 ClaimNumbers(void)
 {
-	return BookingDistributed() || !IsTransactionBlock() || !BookingEventsWorkerNumbers();
+	return BookingDistributed() || !IsTransactionBlock() || !BookingNewsWorkerNumbers();
 }
 
 /* The homes a claim visits: on one server home 0; on Citus those with work. */
@@ -164,7 +164,7 @@ ClaimHome(void *arg)
 		values[0] = Int64GetDatum(ca->home);
 		(void) BookingExecuteLatest(&unnumbered_plan, values, NULL, 1);
 		if (BookingGetBool(0, 1))
-			BookingEventsWakeWorker();
+			BookingNewsWakeWorker();
 	}
 	values[0] = Int64GetDatum(ca->home);
 	values[1] = PointerGetDatum(ca->consumer);

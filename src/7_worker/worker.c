@@ -42,6 +42,7 @@
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -57,8 +58,9 @@
 
 #include "booking.h"
 #include "1_ground/timeout.h"
-#include "3_frame/events.h"
+#include "3_frame/news.h"
 #include "3_frame/numbering.h"
+#include "7_worker/launcher.h"
 #include "7_worker/worker.h"
 
 #ifndef BOOKING_EXTVERSION
@@ -75,6 +77,12 @@ PGDLLEXPORT void booking_worker_main(Datum main_arg);
 static int	booking_expire_interval_s = 10;
 static int	booking_expire_batch = 10000;
 static char *booking_database = NULL;
+
+/* the database this worker serves, for its messages */
+static char *worker_dbname = NULL;
+
+/* started by the launcher (booking.database = '*'): it exits where booking is not installed */
+static bool started_by_launcher = false;
 
 /* what the last pass found; a change of it is what gets logged */
 typedef enum WorkerState
@@ -127,13 +135,21 @@ BookingWorkerInit(void)
 		return;
 
 	DefineCustomStringVariable("booking.database",
-							   "The database in which the expiry worker runs.",
-							   NULL,
+							   "The database in which the expiry worker runs; '*': every database that has the extension.",
+							   "With '*' a launcher starts one worker per database, and finds new databases without a restart.",
 							   &booking_database,
 							   "postgres",
 							   PGC_POSTMASTER,
 							   0,
 							   NULL, NULL, NULL);
+
+	/* the commands that need a database to itself stop its worker first */
+	BookingLauncherHookUtility();
+	if (strcmp(booking_database, "*") == 0)
+	{
+		BookingLauncherRegister();
+		return;
+	}
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -166,24 +182,24 @@ NoteState(WorkerState state, const char *detail)
 			if (worker_state == WORKER_FAILING)
 				ereport(LOG,
 						(errmsg("booking expiry worker: a pass succeeded again in database \"%s\"",
-								booking_database),
+								worker_dbname),
 						 errdetail("%d pass(es) in a row had failed before it.", failed_passes)));
 			else if (worker_state != WORKER_STARTING)
 				ereport(LOG,
 						(errmsg("booking expiry worker: passes resume in database \"%s\"",
-								booking_database)));
+								worker_dbname)));
 			break;
 		case WORKER_NOT_INSTALLED:
 			ereport(LOG,
 					(errmsg("booking expiry worker: extension \"booking\" is not installed in database \"%s\"",
-							booking_database),
+							worker_dbname),
 					 errdetail("The worker looks again every booking.expire_interval.")));
 			break;
 		case WORKER_OTHER_VERSION:
 			ereport(WARNING,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("booking expiry worker: extension \"booking\" in database \"%s\" is version %s, but the library is version %s",
-							booking_database, detail, BOOKING_EXTVERSION),
+							worker_dbname, detail, BOOKING_EXTVERSION),
 					 errdetail("Passes are skipped until the versions match; the worker looks again every booking.expire_interval."),
 					 errhint("Run ALTER EXTENSION booking UPDATE TO '%s' in that database, or install the library of version %s.",
 							 BOOKING_EXTVERSION, detail)));
@@ -293,8 +309,8 @@ NumberAndAnnounce(bool news)
 	int64		numbered = BookingNumberAll(booking_expire_batch);
 
 	if (news || numbered > 0)
-		BookingEventsAnnounce();
-	BookingEventsWorkerNumbering(true);
+		BookingNewsAnnounce();
+	BookingNewsWorkerNumbering(true);
 }
 
 /*
@@ -326,7 +342,7 @@ RunPass(char *version, size_t version_len)
 		NumberAndAnnounce(false);
 	}
 	else
-		BookingEventsWorkerNumbering(false);
+		BookingNewsWorkerNumbering(false);
 	EndWork();
 	return found;
 }
@@ -345,7 +361,7 @@ RunNumbering(void)
 	if (InstalledState(version, sizeof(version)) == WORKER_RUNNING)
 		NumberAndAnnounce(true);
 	else
-		BookingEventsWorkerNumbering(false);
+		BookingNewsWorkerNumbering(false);
 	EndWork();
 }
 
@@ -367,7 +383,7 @@ WorkerStep(void)
 	 * (3_frame/events.c), at most every BOOKING_NOTIFY_INTERVAL_MS: a busy worker is
 	 * a busy core, and one numbering serves many commits.
 	 */
-	if (GetCurrentTimestamp() >= next_announce && BookingEventsTakeNews())
+	if (GetCurrentTimestamp() >= next_announce && BookingNewsTake())
 	{
 		in_pass = true;
 		RunNumbering();
@@ -396,6 +412,12 @@ WorkerStep(void)
 			in_pass = true;
 			found = RunPass(version, sizeof(version));
 			in_pass = false;
+			/* the launcher looks again later: no process waits in such a database */
+			if (found == WORKER_NOT_INSTALLED && started_by_launcher)
+				proc_exit(0);
+			if (found == WORKER_RUNNING && worker_state == WORKER_STARTING && started_by_launcher)
+				ereport(LOG,
+						(errmsg("booking expiry worker started in database \"%s\"", worker_dbname)));
 			NoteState(found, found == WORKER_OTHER_VERSION ? version : NULL);
 			backoff_steps = 0;
 			next_pass = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PassDelayMs());
@@ -406,7 +428,7 @@ WorkerStep(void)
 	}
 
 	/* news that came too soon after the last numbering: wake for it in time */
-	if (BookingEventsPending())
+	if (BookingNewsPending())
 	{
 		long		wait = (long) TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next_announce);
 
@@ -436,7 +458,7 @@ HandleError(void)
 	FlushErrorState();
 	AbortCurrentTransaction();
 	/* until a pass or a numbering succeeds, claims number for themselves */
-	BookingEventsWorkerNumbering(false);
+	BookingNewsWorkerNumbering(false);
 	debug_query_string = NULL;
 	pgstat_report_activity(STATE_IDLE, NULL);
 	in_pass = false;
@@ -457,7 +479,7 @@ HandleError(void)
 			ereport(WARNING,
 					(errcode(edata->sqlerrcode),
 					 errmsg("booking expiry worker: a pass failed in database \"%s\": %s",
-							booking_database, edata->message ? edata->message : "(no message)"),
+							worker_dbname, edata->message ? edata->message : "(no message)"),
 					 errdetail("The next pass is in %lld s, later ones wait up to twice as long each time "
 							   "until one succeeds; further failures with this message are not logged.",
 							   (long long) (delay_ms / 1000))));
@@ -477,23 +499,58 @@ HandleError(void)
 	MemoryContextReset(worker_cxt);
 }
 
+/*
+ * The worker of one database: booking.database's (main_arg 0), or the one
+ * the launcher started it for (main_arg its OID).
+ */
 void
 booking_worker_main(Datum main_arg)
 {
+	Oid			database = DatumGetObjectId(main_arg);
+
 	/* core's handlers: die() makes a blocked pass end at its next interrupt check */
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 
-	/* FATAL if the database does not exist: the postmaster tries again later */
-	BackgroundWorkerInitializeConnection(booking_database, NULL, 0);
+	/* FATAL if the database does not exist: the postmaster (or the launcher) tries again later */
+	started_by_launcher = OidIsValid(database);
+	if (started_by_launcher)
+		BackgroundWorkerInitializeConnectionByOid(database, InvalidOid, 0);
+	else
+		BackgroundWorkerInitializeConnection(booking_database, NULL, 0);
 	pgstat_report_appname("booking expiry worker");
-	ereport(LOG,
-			(errmsg("booking expiry worker started in database \"%s\"", booking_database)));
+	StartTransactionCommand();
+	worker_dbname = MemoryContextStrdup(TopMemoryContext, get_database_name(MyDatabaseId));
+	CommitTransactionCommand();
+
+	/* one worker a database: another serves it already (or no slot is free) */
+	if (!BookingNewsWorkerStarted())
+	{
+		ereport(LOG,
+				(errmsg("booking expiry worker: database \"%s\" is served by another worker, or %d databases are served already",
+						worker_dbname, BOOKING_NEWS_SLOTS)));
+		proc_exit(0);
+	}
+	if (!started_by_launcher)
+		ereport(LOG,
+				(errmsg("booking expiry worker started in database \"%s\"", worker_dbname)));
+
+	/* a database without the extension keeps no worker of the launcher's */
+	if (started_by_launcher)
+	{
+		char		version[NAMEDATALEN];
+		WorkerState found;
+
+		BeginWork("booking: looking for the extension");
+		found = InstalledState(version, sizeof(version));
+		EndWork();
+		if (found == WORKER_NOT_INSTALLED)
+			proc_exit(0);
+	}
 
 	worker_cxt = AllocSetContextCreate(TopMemoryContext, "booking expiry worker",
 									   ALLOCSET_DEFAULT_SIZES);
-	BookingEventsWorkerStarted();
 	MemoryContextSwitchTo(TopMemoryContext);
 
 	for (;;)

@@ -5,7 +5,7 @@
 # it starts a private cluster of its own (port BOOKING_RELIABILITY_PORT,
 # default 54339) and uses the installed extension.
 #
-# Scripts: crash, dump_restore, hostile, privilege, long_txn, keys_txn, worker, relays, stats,
+# Scripts: crash, dump_restore, hostile, privilege, long_txn, keys_txn, worker, launcher, relays, stats,
 # sanitizers.
 # BOOKING_SANITIZERS=0 skips the sanitizer build.  The isolation-level
 # re-runs of the flash sale and the room race live in test/stress/serializable.sh.
@@ -26,8 +26,8 @@ export PGUSER=${PGUSER:-postgres}
 
 scripts=("$@")
 if [ ${#scripts[@]} -eq 0 ]; then
-	scripts=(crash dump_restore hostile privilege long_txn keys_txn worker relays stats sanitizers)
-	[ "${BOOKING_SANITIZERS:-1}" = 0 ] && scripts=(crash dump_restore hostile privilege long_txn keys_txn worker relays stats)
+	scripts=(crash dump_restore hostile privilege long_txn keys_txn worker launcher relays stats sanitizers)
+	[ "${BOOKING_SANITIZERS:-1}" = 0 ] && scripts=(crash dump_restore hostile privilege long_txn keys_txn worker launcher relays stats)
 fi
 
 passed=0

@@ -1,0 +1,14 @@
+/*
+ * launcher.h
+ *	  The launcher of the expiry workers of every database, and the commands
+ *	  that need a database to themselves (launcher.c).  Layer 7, the worker.
+ */
+#ifndef BOOKING_LAUNCHER_H
+#define BOOKING_LAUNCHER_H
+
+#include "booking.h"
+
+extern void BookingLauncherRegister(void);
+extern void BookingLauncherHookUtility(void);
+
+#endif							/* BOOKING_LAUNCHER_H */
