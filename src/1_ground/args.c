@@ -262,7 +262,7 @@ BookingArgKey(FunctionCallInfo fcinfo, int argno)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("idempotency_key must be at most %d bytes long", BOOKING_MAX_KEY_BYTES),
-				 errdetail("The key given is %d bytes long.", len)));
+				 errdetail("The idempotency_key given is %d bytes long.", len)));
 	return text_to_cstring(key);
 }
 
