@@ -187,8 +187,9 @@ check("the same reduce repeated with its key: replayed, nothing more given back"
 status, body, _ = request("POST", f"/bookings/{rid}/reduce", {"quantity": 2})
 check("reduce by more than it holds: 409 invalid_state", (status, body.get("code")), (409, "invalid_state"))
 status, body, _ = request("POST", f"/bookings/{rid}/reduce", {"quantity": 0})
-check("reduce by 0: 400 with the extension's message (SQLSTATE 22023)",
-      (status, body), (400, {"code": "bad_request", "message": "quantity must be greater than zero"}))
+check("reduce by 0: 400 with the extension's message and what arrived (SQLSTATE 22023)",
+      (status, body), (400, {"code": "bad_request", "message": "quantity must be greater than zero",
+                             "detail": "The quantity given is 0."}))
 status, body, _ = request("POST", f"/bookings/{rid}/reduce", {"quantity": "one"})
 check("a quantity that is not a number: 400 bad_request", (status, body.get("code")), (400, "bad_request"))
 status, body, _ = request("POST", f"/bookings/{rid}/reduce", {"quantity": 1})
@@ -206,17 +207,25 @@ check("reserve on an unknown session: 404 not_found from the extension",
       (status, body.get("code"), body.get("replayed")), (404, "not_found", False))
 status, body, _ = reserve(five, "gus", 0)
 check("quantity 0: 400 with the extension's message (SQLSTATE 22023)",
-      (status, body), (400, {"code": "bad_request", "message": "quantity must be greater than zero"}))
+      (status, body), (400, {"code": "bad_request", "message": "quantity must be greater than zero",
+                             "detail": "The quantity given is 0."}))
 status, body, _ = reserve(five, "")
 check("an empty guest: 400 guest must not be empty",
-      (status, body), (400, {"code": "bad_request", "message": "guest must not be empty"}))
+      (status, body), (400, {"code": "bad_request", "message": "guest must not be empty",
+                             "detail": "The guest given is an empty string."}))
 status, body, _ = reserve(five, "gus", key="k" * 256)
 check("an Idempotency-Key over 255 bytes: 400",
-      (status, body), (400, {"code": "bad_request", "message": "idempotency_key must be at most 255 bytes long"}))
+      (status, body), (400, {"code": "bad_request", "message": "idempotency_key must be at most 255 bytes long",
+                             "detail": "The idempotency_key given is 256 bytes long."}))
 status, body, _ = request("POST", f"/sessions/{five}/reserve", raw=b"{not json")
 check("a body that is not JSON: 400 bad_request", (status, body.get("code")), (400, "bad_request"))
 status, body, _ = reserve(five, "gus", "two")
 check("a quantity that is not a number: 400 bad_request", (status, body.get("code")), (400, "bad_request"))
+# every SQLSTATE of class 22 is 400, not only the extension's 22004 and 22023:
+# PostgreSQL raises 22003 while it reads the argument as an integer
+status, body, _ = reserve(five, "gus", 2**31)
+check("a quantity over 2^31 - 1: 400 bad_request (SQLSTATE 22003, integer out of range)",
+      (status, body.get("code")), (400, "bad_request"))
 check("after all of that: seats of the five-seat session",
       sql(f"SELECT taken FROM booking.resources WHERE id = {five}"), "5")
 

@@ -200,9 +200,14 @@ async function dispatch(req, res) {
   } catch (err) {
     if (err instanceof BadRequest) {
       [status, payload] = [400, { code: 'bad_request', message: err.message }];
-    } else if (err.code === '22004' || err.code === '22023') {
-      // the extension names the bad argument; nothing was written
+    } else if (typeof err.code === 'string' && err.code.startsWith('22')) {
+      // SQLSTATE class 22, data exception: the request's data. The extension
+      // raises 22004 and 22023 and names the argument; PostgreSQL raises the
+      // others while it reads an argument (22003 a number too large for its
+      // type, 22P02, 22007, 22008, 22000); nothing was written
       [status, payload] = [400, { code: 'bad_request', message: err.message }];
+      // what arrived, e.g. "The hold given is 900000000000 seconds."
+      if (err.detail) payload.detail = err.detail;
     } else {
       // anything else is not a business outcome: a server error
       console.error('error:', err.message);

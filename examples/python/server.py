@@ -18,6 +18,9 @@ Settings come from the environment: HOST (default 127.0.0.1), PORT (default
 8080; 0 picks a free port), POOL_SIZE (default 20) and DATABASE_URL (default
 empty: libpq's PGHOST, PGPORT, PGDATABASE, PGUSER). The database role needs the
 grants in docs/reference.md (Grants); it never writes the tables itself.
+PREPARE_THRESHOLD (default: psycopg's 5) is how many runs of a statement make
+psycopg prepare it; set it to "none" behind PgBouncer in transaction mode,
+whose server connections change under a client (docs/poolers.md).
 
 Run it with Debian's interpreter, which is the one that has psycopg:
     DATABASE_URL=dbname=shop /usr/bin/python3 server.py
@@ -75,8 +78,9 @@ class Pool:
     it returns, so a resource lock is never held across an HTTP round trip.
     """
 
-    def __init__(self, conninfo, size):
+    def __init__(self, conninfo, size, prepare_threshold=5):
         self._conninfo = conninfo
+        self._prepare_threshold = prepare_threshold
         self._idle = queue.LifoQueue()
         self._slots = threading.BoundedSemaphore(size)
 
@@ -86,7 +90,8 @@ class Pool:
             try:
                 conn = self._idle.get_nowait()
             except queue.Empty:
-                conn = psycopg.connect(self._conninfo, autocommit=True)
+                conn = psycopg.connect(self._conninfo, autocommit=True,
+                                       prepare_threshold=self._prepare_threshold)
             try:
                 yield conn
             finally:
@@ -198,16 +203,23 @@ class Handler(BaseHTTPRequestHandler):
                 status, payload, headers = getattr(self, name)(ident, body)
         except BadRequest as e:
             status, payload, headers = 400, {"code": "bad_request", "message": str(e)}, {}
-        except (errors.NullValueNotAllowed, errors.InvalidParameterValue) as e:
-            # SQLSTATE 22004 / 22023: the extension names the bad argument;
-            # nothing was written
-            status, payload, headers = 400, {"code": "bad_request",
-                                             "message": e.diag.message_primary}, {}
         except psycopg.Error as e:
-            # anything else is not a business outcome: a server error
-            self.log_error("database error: %s", e)
-            status, payload, headers = 500, {"code": "internal_error",
-                                             "message": "The server could not process the request."}, {}
+            if e.sqlstate and e.sqlstate.startswith("22"):
+                # SQLSTATE class 22, data exception: the request's data. The
+                # extension raises 22004 and 22023 and names the argument;
+                # PostgreSQL raises the others while it reads an argument
+                # (22003 a number too large for its type, 22P02, 22007,
+                # 22008, 22000); nothing was written
+                status, payload, headers = 400, {"code": "bad_request",
+                                                 "message": e.diag.message_primary}, {}
+                if e.diag.message_detail:
+                    # what arrived, e.g. "The hold given is 900000000000 seconds."
+                    payload["detail"] = e.diag.message_detail
+            else:
+                # anything else is not a business outcome: a server error
+                self.log_error("database error: %s", e)
+                status, payload, headers = 500, {"code": "internal_error",
+                                                 "message": "The server could not process the request."}, {}
         self.send_json(status, payload, headers)
 
     # -- handlers -----------------------------------------------------------
@@ -346,7 +358,9 @@ pool = None
 
 def main():
     global pool
-    pool = Pool(os.environ.get("DATABASE_URL", ""), int(os.environ.get("POOL_SIZE", "20")))
+    threshold = os.environ.get("PREPARE_THRESHOLD", "")
+    threshold = 5 if threshold == "" else None if threshold.lower() == "none" else int(threshold)
+    pool = Pool(os.environ.get("DATABASE_URL", ""), int(os.environ.get("POOL_SIZE", "20")), threshold)
     server = Server((os.environ.get("HOST", "127.0.0.1"), int(os.environ.get("PORT", "8080"))), Handler)
     host, port = server.server_address[:2]
 
