@@ -17,7 +17,8 @@
 #   pgtap        test/pgtap/*.sql, each file with pg_prove
 #   stress       test/stress/*.sh, one test per script
 #   upgrade      test/upgrade/*.sh: the upgrade path and META.json
-#   examples     examples/*/test.sh: the Python and Node HTTP services
+#   examples     examples/*/test.sh: the Python and Node HTTP services, and the
+#                Prometheus exporter with examples/prometheus/queries.yaml
 #   reliability  test/reliability/run.sh: one test per script
 #   selftest     test/selftest/run.sh: this runner fails when a test fails (one test)
 #   citus        test/citus/run.sh: booking on a coordinator and two workers
