@@ -9,9 +9,12 @@
  *	  and exits where it has not: the launcher looks there again after
  *	  BOOKING_LAUNCHER_REPROBE_S, or at once when a commit made a database
  *	  or installed the extension (the utility hook below marks those), so
- *	  a new database is served within about a second, without a restart.  A worker that stopped while it served (pg_terminate_backend,
- *	  an error) is started again after BOOKING_WORKER_RESTART_S.  One worker
- *	  a database: a worker claims its database's slot (3_frame/news.c).
+ *	  a new database is served within about a second, without a restart.
+ *	  A worker that stopped while it served (pg_terminate_backend, an error)
+ *	  is started again after BOOKING_WORKER_RESTART_S.  One worker a
+ *	  database: a worker claims its database's slot (3_frame/news.c), and a
+ *	  launcher that was restarted leaves alone the databases whose slot is
+ *	  taken by a worker it did not start.
  *
  *	  A process connected to a database keeps DROP DATABASE, ALTER DATABASE
  *	  ... RENAME or SET TABLESPACE, and CREATE DATABASE ... TEMPLATE of it
@@ -56,8 +59,6 @@
 #define BOOKING_LAUNCHER_SCAN_S 10
 /* how long a database without the extension goes without a look */
 #define BOOKING_LAUNCHER_REPROBE_S 60
-/* how long a worker that served, and stopped, stays stopped */
-#define BOOKING_WORKER_RESTART_S 5
 /* how long a command waits for the worker of its database to leave */
 #define BOOKING_WORKER_LEAVE_MS 10000
 
@@ -209,7 +210,13 @@ TendDatabases(TimestampTz now)
 			continue;
 		if (db->listed && db->handle == NULL)
 		{
-			if (now >= db->next_start)
+			if (now >= db->next_start && BookingNewsWorkerPid(db->oid) != 0)
+			{
+				/* served by a worker this launcher did not start (it was restarted) */
+				db->next_start = TimestampTzPlusMilliseconds(now, BOOKING_LAUNCHER_SCAN_S * 1000L);
+				next_ms = Min(next_ms, BOOKING_LAUNCHER_SCAN_S * 1000L);
+			}
+			else if (now >= db->next_start)
 			{
 				if (StartWorker(db))
 					warned_no_slot = false;
@@ -358,8 +365,11 @@ BookingProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnly
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
-	/* a database to serve may have arrived: the launcher looks once this commits */
-	if (IsA(parsetree, CreatedbStmt) ||
+	/*
+	 * A database to serve may have arrived, or one whose worker was stopped
+	 * above may be served again: the launcher looks once this commits.
+	 */
+	if (dbname != NULL || IsA(parsetree, CreatedbStmt) ||
 		(IsA(parsetree, CreateExtensionStmt) &&
 		 strcmp(((CreateExtensionStmt *) parsetree)->extname, "booking") == 0))
 		BookingNewsArrivalAtCommit();

@@ -8,6 +8,10 @@
 
 #include "booking.h"
 
+/* how long a worker that stopped stays stopped: the postmaster's restart
+ * time of the single worker, the launcher's for its workers */
+#define BOOKING_WORKER_RESTART_S 5
+
 extern void BookingLauncherRegister(void);
 extern void BookingLauncherHookUtility(void);
 

@@ -13,8 +13,9 @@
  *	  How it behaves when something goes wrong:
  *	  - SIGTERM is die(), as in core: a pass blocked on a lock ends at once
  *	    (the lock wait checks for interrupts), the process exits with code 1,
- *	    and the postmaster starts it again after BOOKING_WORKER_RESTART_S
- *	    seconds (pg_terminate_backend), or not at all (server shutdown).
+ *	    and the postmaster (with booking.database = '*', the launcher) starts
+ *	    it again after BOOKING_WORKER_RESTART_S seconds (pg_terminate_backend),
+ *	    or not at all (server shutdown).
  *	  - An ERROR in a pass is caught: the transaction is aborted, the failure
  *	    is logged once per streak (again only if its message changes), and
  *	    the next pass waits twice as long each time, up to 5 minutes; a
@@ -67,8 +68,6 @@
 #error "BOOKING_EXTVERSION must be defined (the Makefile passes the control file's default_version)"
 #endif
 
-/* how long the postmaster waits before it starts a worker that exited 1 */
-#define BOOKING_WORKER_RESTART_S 5
 /* the longest a failed pass postpones the next one */
 #define BOOKING_WORKER_MAX_BACKOFF_MS ((int64) 300 * 1000)
 

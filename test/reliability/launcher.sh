@@ -11,7 +11,8 @@
 #     (seq 1, 2, ... per resource) without a claim.
 #  3. One worker per database: over 10 s of passes the count stays one per
 #     served database, and a worker ended by pg_terminate_backend is back,
-#     a new process, within its restart interval.
+#     a new process, within its restart interval; a launcher that is ended
+#     comes back and leaves the running workers alone.
 #  4. Commands that need a database to themselves work although a worker is
 #     connected there: CREATE DATABASE ... TEMPLATE (the copy is served
 #     too), ALTER DATABASE ... RENAME, DROP DATABASE.  The renamed database
@@ -138,6 +139,22 @@ held_a=$(dq shop_a "SELECT booking_id FROM booking.reserve_seat(1, 'walks away a
 if wait_for shop_a "SELECT status FROM booking.bookings WHERE id = ${held_a:-0}" expired 60; then
 	pass "the new worker expires holds"
 else fail "the new worker expires holds"; fi
+
+# a launcher that is ended comes back (the postmaster restarts it) and leaves
+# the workers it finds alone: same pids, no second worker tried anywhere
+before=$(pq "SELECT string_agg(datname || ':' || pid, ',' ORDER BY datname) FROM pg_stat_activity WHERE backend_type = 'booking expiry worker'")
+tried=$(grep -c 'is served by another worker' "$L_LOG")
+pq "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'booking launcher'" >/dev/null
+sleep 0.5
+if wait_for postgres "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'booking launcher'" 1 $(((RESTART_S + 3) * 10)); then
+	pass "after pg_terminate_backend the launcher is back within $RESTART_S s + 3 s"
+else fail "after pg_terminate_backend the launcher is back within $RESTART_S s + 3 s"; fi
+sleep 3
+check "the restarted launcher left the running workers alone (same pids)" \
+	"SELECT string_agg(datname || ':' || pid, ',' ORDER BY datname) FROM pg_stat_activity WHERE backend_type = 'booking expiry worker'" "$before"
+n=$(($(grep -c 'is served by another worker' "$L_LOG") - tried))
+if [ "$n" = 0 ]; then pass "and started no second worker in a served database"
+else fail "and started no second worker in a served database ($n tried)"; fi
 
 # a database that installs booking later is served then, without a restart
 check "plain, without the extension, still has no worker" \
