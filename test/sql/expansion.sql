@@ -107,6 +107,27 @@ SELECT pg_temp.out(1);
 SELECT * FROM booking.reserve_seat(1, 'rae');
 SELECT pg_temp.out(1);
 
+-- the other calls that write, expanded too: groups book one row per
+-- member, settings move the version by one, a hold is pushed once
+SELECT booking.create_resource('gala', 10);           -- 7
+SELECT booking.create_resource('suite');              -- 8
+SELECT booking.create_resource('annex');              -- 9
+SELECT ok, code, http_status FROM (SELECT (booking.reserve_seats(ARRAY[7, 1], 'sam', ARRAY[2, 1], hold => '10 minutes')).*) AS e;
+SELECT ok, code, http_status FROM (SELECT (booking.reserve_stays(ARRAY[8, 9], 'sam', '[2032-01-01, 2032-01-03)')).*) AS e;
+SELECT resource_id, quantity, during, status FROM booking.bookings WHERE guest = 'sam' ORDER BY resource_id;
+SELECT pg_temp.out(7);
+SELECT ok, code FROM (SELECT (booking.extend_hold_until(b.id, b.created_at + interval '3 hours')).* FROM booking.bookings b
+                       WHERE b.guest = 'sam' AND b.resource_id = 7) AS e;
+SELECT expires_at - created_at AS held_for FROM booking.bookings WHERE guest = 'sam' AND resource_id IN (1, 7) ORDER BY resource_id;
+SELECT id, version FROM booking.resources WHERE id IN (7, 8) ORDER BY id;
+SELECT ok, code FROM (SELECT (booking.set_guest_limit(7, 3)).*) AS e;
+SELECT ok, code FROM (SELECT (booking.set_buffer(8, '2 hours', '1 hour')).*) AS e;
+SELECT ok, code FROM (SELECT (booking.set_stripes(7, 4)).*) AS e;
+SELECT id, version, guest_limit, buffer_before, buffer_after, stripes FROM booking.resources WHERE id IN (7, 8) ORDER BY id;
+-- metadata (0.8.0) goes along once
+SELECT ok, code FROM (SELECT (booking.reserve_seat(7, 'tia', 1, metadata => '{"order": "E1"}')).*) AS e;
+SELECT guest, metadata FROM booking.bookings WHERE guest = 'tia';
+
 -- every seat counter equals its blocking seat bookings
 SELECT r.id, r.taken, COALESCE(sum(b.quantity), 0) AS blocking
   FROM booking.resources r LEFT JOIN booking.bookings b
