@@ -11,7 +11,8 @@
 #     holds the metadata.  A keyed pass replays with the same metadata and
 #     answers idempotency_mismatch with other metadata.
 #  3. The events of those bookings, on the workers' shards, carry it.
-#  4. get_booking for a client role whose SELECT on the tables was revoked.
+#  4. get_booking for a client role whose SELECT on the tables was revoked,
+#     also right after its own reservation in the same transaction.
 #  5. forget_guest of a guest with bookings on both workers: no row there
 #     names it, one pseudonym, one guest_forgotten event per resource.
 set -u
@@ -95,6 +96,18 @@ q "SELECT booking.grant_client('booking_citus_meta')" >/dev/null
 q "REVOKE SELECT ON booking.resources, booking.bookings FROM booking_citus_meta" >/dev/null
 check "get_booking as a client whose SELECT on the tables was revoked" \
 	"SET ROLE booking_citus_meta; SELECT guest, metadata ->> 'order' FROM booking.get_booking($ann_seat)" "ann|S1"
+
+# Citus refuses a client's own read of a shard that a SECURITY DEFINER call
+# wrote in the same transaction (25001, scale-out.md); get_booking runs as
+# the owner too, so a client reads what it just booked
+s3=$(resource_on w2 "seats three" 4)
+got=$(printf '%s\n' "BEGIN;" "SET LOCAL ROLE booking_citus_meta;" \
+	"SELECT booking_id AS bid FROM booking.reserve_seat(${s3:-0}, 'dan', 1, metadata => '{\"order\": \"T\"}') \\gset" \
+	"SELECT guest || '|' || status || '|' || (metadata ->> 'order') FROM booking.get_booking(:bid);" "COMMIT;" |
+	npsql coord -At -d "$CITUS_DB" 2>&1)
+if [ "$got" = "dan|confirmed|T" ]; then
+	pass "that client, in one transaction: reserve_seat on w2, then get_booking of it (no 25001)"
+else fail "that client, in one transaction: reserve_seat on w2, then get_booking of it (no 25001)"; echo "#   got: $got"; fi
 
 # 5. forget_guest over both workers
 check "forget_guest of cal: 4 bookings, their 4 events and the stored request" \
