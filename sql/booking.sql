@@ -101,6 +101,12 @@ CREATE TABLE booking.resources (
     -- entries in the waitlist (status waiting): while there are any, freed
     -- seats go to the line, and newcomers are refused
     waiting     integer NOT NULL DEFAULT 0,
+    -- (0.9.0) its local time: reserve_nights and reserve_series compute
+    -- their ranges in this IANA zone (set_time_zone checks the name), and
+    -- the nights run from check_in on arrival to check_out on departure
+    time_zone   text NOT NULL DEFAULT 'UTC',
+    check_in    time NOT NULL DEFAULT '00:00',
+    check_out   time NOT NULL DEFAULT '00:00',
     -- one constraint, not five: the executor re-reads every CHECK of a table
     -- for each statement, and this row is written by every sale.  The last
     -- term makes a write of taken on a striped resource (say, from a session
@@ -374,6 +380,23 @@ CREATE FUNCTION booking.set_buffer(resource bigint, before interval, after inter
 COMMENT ON FUNCTION booking.set_buffer(bigint, interval, interval) IS
 'from now on a stay keeps the resource from others for before ahead of it and after behind it';
 
+CREATE FUNCTION booking.set_time_zone(resource bigint, time_zone text)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_set_time_zone'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.set_time_zone(bigint, text) IS
+'sets the IANA time zone in which reserve_nights and reserve_series read the resource''s local time';
+
+CREATE FUNCTION booking.set_check_times(resource bigint, check_in time DEFAULT '00:00',
+        check_out time DEFAULT '00:00')
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_set_check_times'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.set_check_times(bigint, time, time) IS
+'sets the local check-in and check-out times of the nights reserve_nights books';
+
 ------------------------------------------------------------------------------
 -- counted inventory
 ------------------------------------------------------------------------------
@@ -436,6 +459,28 @@ CREATE FUNCTION booking.reserve_stay_any(pool bigint, guest text, during tstzran
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.reserve_stay_any(bigint, text, tstzrange, interval, text, interval, jsonb) IS
 'books any free unit of a pool (resources whose pool_id is pool) over a range';
+
+CREATE FUNCTION booking.reserve_nights(resource bigint, guest text, arrival date, departure date,
+        hold interval DEFAULT NULL, idempotency_key text DEFAULT NULL,
+        lock_timeout interval DEFAULT NULL,
+        metadata jsonb DEFAULT NULL)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_reserve_nights'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.reserve_nights(bigint, text, date, date, interval, text, interval, jsonb) IS
+'books the nights from arrival at check-in to departure at check-out, in the resource''s local time; a stay';
+
+CREATE FUNCTION booking.reserve_series(resource bigint, guest text, first tstzrange, every interval,
+        count integer, hold interval DEFAULT NULL, idempotency_key text DEFAULT NULL,
+        lock_timeout interval DEFAULT NULL,
+        metadata jsonb DEFAULT NULL)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_reserve_series'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb) IS
+'books count stays of first moved by k * every in the resource''s local time, all or nothing; they share group_id';
 
 CREATE FUNCTION booking.free_slots(resource bigint, within tstzrange, min_length interval)
     RETURNS SETOF tstzrange
@@ -809,6 +854,38 @@ CREATE FUNCTION booking.shard_join_waitlist(resource bigint, guest text, quantit
 COMMENT ON FUNCTION booking.shard_join_waitlist(bigint, text, integer, text, jsonb, bigint) IS
 'internal: booking.join_waitlist on the node that holds the resource (Citus)';
 
+CREATE FUNCTION booking.shard_set_time_zone(resource bigint, time_zone text, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_set_time_zone'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_set_time_zone(bigint, text, bigint) IS
+'internal: booking.set_time_zone on the node that holds the resource (Citus)';
+
+CREATE FUNCTION booking.shard_set_check_times(resource bigint, check_in time, check_out time, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_set_check_times'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_set_check_times(bigint, time, time, bigint) IS
+'internal: booking.set_check_times on the node that holds the resource (Citus)';
+
+CREATE FUNCTION booking.shard_reserve_nights(resource bigint, guest text, arrival date, departure date, hold interval, idempotency_key text, lock_timeout interval, metadata jsonb, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_reserve_nights'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_reserve_nights(bigint, text, date, date, interval, text, interval, jsonb, bigint) IS
+'internal: booking.reserve_nights on the node that holds the resource (Citus)';
+
+CREATE FUNCTION booking.shard_reserve_series(resource bigint, guest text, first tstzrange, every interval, count integer, hold interval, idempotency_key text, lock_timeout interval, metadata jsonb, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_reserve_series'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb, bigint) IS
+'internal: booking.reserve_series on the node that holds the resource (Citus)';
+
 ------------------------------------------------------------------------------
 -- roles (0.7.0): what each kind of role may call, granted in one call
 ------------------------------------------------------------------------------
@@ -832,6 +909,8 @@ DECLARE
         'booking.reserve_stay(bigint, text, tstzrange, interval, text, interval, jsonb)',
         'booking.reserve_stays(bigint[], text, tstzrange, interval, text, interval, jsonb)',
         'booking.reserve_stay_any(bigint, text, tstzrange, interval, text, interval, jsonb)',
+        'booking.reserve_nights(bigint, text, date, date, interval, text, interval, jsonb)',
+        'booking.reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb)',
         'booking.confirm(bigint, text)',
         'booking.cancel(bigint, text)',
         'booking.extend_hold(bigint, interval)',
@@ -864,7 +943,7 @@ BEGIN
 END
 $grant$;
 COMMENT ON FUNCTION booking.grant_client(regrole) IS
-'grants an application role the reservation calls (reserve, confirm, cancel, extend, reduce, move, join_waitlist, get_booking, seats_left, free_slots) and SELECT on resources and bookings; for a superuser or the extension''s owner';
+'grants an application role the reservation calls (reserve, reserve_nights, reserve_series, confirm, cancel, extend, reduce, move, join_waitlist, get_booking, seats_left, free_slots) and SELECT on resources and bookings; for a superuser or the extension''s owner';
 
 CREATE FUNCTION booking.grant_relay(role regrole)
     RETURNS text
@@ -911,6 +990,8 @@ DECLARE
         'booking.set_stripes(bigint, integer)',
         'booking.set_guest_limit(bigint, integer)',
         'booking.set_buffer(bigint, interval, interval)',
+        'booking.set_time_zone(bigint, text)',
+        'booking.set_check_times(bigint, time, time)',
         'booking.add_consumer(text)',
         'booking.drop_consumer(text)',
         'booking.hold_expire(integer)',

@@ -28,8 +28,9 @@
 
 PG_FUNCTION_INFO_V1(booking_reserve_stay);
 
-static void
-ReserveStayBody(void *state, BookingResult *res)
+/* reserve_stay's body; reserve_nights (nights.c) runs it once it knows the range */
+void
+BookingReserveStayBody(void *state, BookingResult *res)
 {
 	BookingStayRequest *req = (BookingStayRequest *) state;
 	BookingResource r;
@@ -138,7 +139,7 @@ BookingStayCallOn(FunctionCallInfo fcinfo, const char *argname, const char *fn,
 Datum
 booking_reserve_stay(PG_FUNCTION_ARGS)
 {
-	return BookingStayCallOn(fcinfo, "resource", "reserve_stay", ReserveStayBody);
+	return BookingStayCallOn(fcinfo, "resource", "reserve_stay", BookingReserveStayBody);
 }
 
 BOOKING_SHARD_TWIN(reserve_stay)

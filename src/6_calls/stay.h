@@ -11,6 +11,7 @@
 #include "3_frame/call.h"
 #include "4_inventory/range.h"
 
+extern void BookingReserveStayBody(void *state, BookingResult *res);
 extern void BookingStayReadArgs(FunctionCallInfo fcinfo, BookingStayRequest *req);
 extern Datum BookingStayRunCall(FunctionCallInfo fcinfo, BookingStayRequest *req, const char *fn,
 								const char *target, BookingBodyFn body, bool route);

@@ -17,11 +17,11 @@ GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA booking TO booking_tap_all;
 GRANT SELECT ON ALL TABLES IN SCHEMA booking TO booking_tap_all;
 
 SELECT matches(booking.grant_client('booking_tap_client'),
-    '^booking_tap_client may now make reservations: 15 calls', 'grant_client says what it granted');
+    '^booking_tap_client may now make reservations: 17 calls', 'grant_client says what it granted');
 SELECT matches(booking.grant_relay('booking_tap_relay'),
     '^booking_tap_relay may now relay events', 'grant_relay says what it granted');
 SELECT matches(booking.grant_admin('booking_tap_admin'),
-    '^booking_tap_admin may now run booking: 13 calls', 'grant_admin says what it granted');
+    '^booking_tap_admin may now run booking: 15 calls', 'grant_admin says what it granted');
 SELECT lives_ok($$SELECT booking.grant_client('booking_tap_client')$$, 'grant_client can run again');
 SELECT throws_ok($$SELECT booking.grant_client(NULL)$$, '22004', 'role must not be null',
     'grant_client names a NULL role');
@@ -49,8 +49,10 @@ SELECT results_eq(
              ('booking.join_waitlist(bigint,text,integer,text,jsonb)'),
              ('booking.move_stay(bigint,tstzrange,text,interval)'),
              ('booking.reduce(bigint,integer,text)'),
+             ('booking.reserve_nights(bigint,text,date,date,interval,text,interval,jsonb)'),
              ('booking.reserve_seat(bigint,text,integer,interval,text,interval,jsonb)'),
              ('booking.reserve_seats(bigint[],text,integer[],interval,text,interval,jsonb)'),
+             ('booking.reserve_series(bigint,text,tstzrange,interval,integer,interval,text,interval,jsonb)'),
              ('booking.reserve_stay(bigint,text,tstzrange,interval,text,interval,jsonb)'),
              ('booking.reserve_stay_any(bigint,text,tstzrange,interval,text,interval,jsonb)'),
              ('booking.reserve_stays(bigint[],text,tstzrange,interval,text,interval,jsonb)'),
@@ -70,8 +72,10 @@ SELECT results_eq(
              ('booking.health()'), ('booking.hold_expire(integer)'),
              ('booking.set_buffer(bigint,interval,interval)'),
              ('booking.set_capacity(bigint,integer,bigint)'),
+             ('booking.set_check_times(bigint,time without time zone,time without time zone)'),
              ('booking.set_guest_limit(bigint,integer)'),
              ('booking.set_stripes(bigint,integer)'),
+             ('booking.set_time_zone(bigint,text)'),
              ('booking.stats()'), ('booking.stats_reset()')$$,
     'grant_admin: exactly resources, settings, consumers, hold_expire, forget_guest, statistics and distribute');
 SELECT is_empty(
@@ -164,7 +168,7 @@ SELECT throws_ok($$SELECT booking.grant_client('booking_tap_all')$$,
 SELECT is(
     (SELECT pg_catalog.count(*) FROM pg_catalog.pg_proc p
       WHERE p.pronamespace = 'booking'::regnamespace AND p.proname LIKE 'shard\_%'),
-    18::bigint, 'there are 18 twins');
+    22::bigint, 'there are 22 twins');
 CREATE FUNCTION pg_temp.tap_twin_states() RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
     f regprocedure;
@@ -184,7 +188,7 @@ BEGIN
 END
 $$;
 SELECT results_eq($$SELECT s, pg_catalog.count(*) FROM pg_temp.tap_twin_states() s GROUP BY s$$,
-    $$VALUES ('internal', 18::bigint)$$,
+    $$VALUES ('internal', 22::bigint)$$,
     'every twin refuses a client role before it looks at its arguments');
 RESET ROLE;
 SELECT is((SELECT pg_catalog.count(*) FROM booking.bookings), (SELECT n FROM tap_before),

@@ -411,6 +411,42 @@ SELECT * FROM (VALUES
 ('join_waitlist', 'metadata 8 kB + 1 as text', $$SELECT code FROM booking.join_waitlist({seat}, 'g', 1, metadata => jsonb_build_object('k', repeat('m', 8192 - 9 + 1)))$$, '22023', 'metadata', NULL)
 ) v WHERE to_regproc('booking.get_booking') IS NOT NULL;
 
+-- 0.9.0: local time and series.  A date or an every far out is named; a
+-- zone must be an IANA name
+INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result)
+SELECT * FROM (VALUES
+('set_time_zone', 'resource NULL', $$SELECT code FROM booking.set_time_zone(NULL, 'UTC')$$, '22004', 'resource', NULL),
+('set_time_zone', 'time_zone NULL', $$SELECT code FROM booking.set_time_zone({room}, NULL)$$, '22004', 'time_zone', NULL),
+('set_time_zone', 'time_zone empty', $$SELECT code FROM booking.set_time_zone({room}, '')$$, '22023', 'time_zone', NULL),
+('set_time_zone', 'time_zone a POSIX rule', $$SELECT code FROM booking.set_time_zone({room}, 'XYZ5')$$, '22023', 'time_zone', NULL),
+('set_time_zone', 'time_zone of 100 KB', $$SELECT code FROM booking.set_time_zone({room}, repeat('z', 102400))$$, '22023', 'time_zone', NULL),
+('set_time_zone', 'unknown resource 2^63-1', $$SELECT code FROM booking.set_time_zone(9223372036854775807, 'UTC')$$, NULL, NULL, '^not_found$'),
+('set_check_times', 'resource NULL', $$SELECT code FROM booking.set_check_times(NULL)$$, '22004', 'resource', NULL),
+('set_check_times', 'check_in NULL', $$SELECT code FROM booking.set_check_times({room}, NULL, '11:00')$$, '22004', 'check_in', NULL),
+('set_check_times', 'check_out 24:00', $$SELECT code FROM booking.set_check_times({room}, '15:00', '24:00')$$, '22023', 'check_out', NULL),
+('reserve_nights', 'resource NULL', $$SELECT code FROM booking.reserve_nights(NULL, 'g', '2031-01-01', '2031-01-02')$$, '22004', 'resource', NULL),
+('reserve_nights', 'arrival NULL', $$SELECT code FROM booking.reserve_nights({room}, 'g', NULL, '2031-01-02')$$, '22004', 'arrival', NULL),
+('reserve_nights', 'departure infinity', $$SELECT code FROM booking.reserve_nights({room}, 'g', '2031-01-01', 'infinity')$$, '22023', 'departure', NULL),
+('reserve_nights', 'departure before arrival', $$SELECT code FROM booking.reserve_nights({room}, 'g', '2031-01-02', '2031-01-01')$$, '22023', 'departure', NULL),
+('reserve_nights', 'arrival in year 5874897', $$SELECT code FROM booking.reserve_nights({room}, 'g', '5874896-12-30', '5874897-12-31')$$, '22023', 'arrival', NULL),
+('reserve_nights', 'arrival the first date (4714 BC)', $$SELECT code FROM booking.reserve_nights({room}, 'g', '4714-11-24 BC', '2031-01-01')$$, '22023', 'arrival', NULL),
+('shard_set_time_zone', 'home not the resource''s', $$SELECT code FROM booking.shard_set_time_zone({room}, 'UTC', 1)$$, '22023', 'home', NULL),
+('shard_set_check_times', 'home NULL', $$SELECT code FROM booking.shard_set_check_times({room}, '15:00', '11:00', NULL)$$, '22004', 'home', NULL),
+('shard_reserve_nights', 'home -2^63', $$SELECT code FROM booking.shard_reserve_nights({room}, 'g', '2031-01-01', '2031-01-02', NULL, NULL, NULL, NULL, -9223372036854775808)$$, '22023', 'home', NULL),
+('shard_reserve_series', 'count 0', $$SELECT code FROM booking.shard_reserve_series({room}, 'g', '[2031-01-01, 2031-01-02)', '1 week', 0, NULL, NULL, NULL, NULL, 0)$$, '22023', 'count', NULL),
+('reserve_nights', 'unknown resource 2^63-1', $$SELECT code FROM booking.reserve_nights(9223372036854775807, 'g', '2031-01-01', '2031-01-02')$$, NULL, NULL, '^not_found$'),
+('reserve_series', 'first NULL', $$SELECT code FROM booking.reserve_series({room}, 'g', NULL, '1 week', 2)$$, '22004', 'first', NULL),
+('reserve_series', 'every NULL', $$SELECT code FROM booking.reserve_series({room}, 'g', '[2031-01-01, 2031-01-02)', NULL, 2)$$, '22004', 'every', NULL),
+('reserve_series', 'count NULL', $$SELECT code FROM booking.reserve_series({room}, 'g', '[2031-01-01, 2031-01-02)', '1 week', NULL)$$, '22004', 'count', NULL),
+('reserve_series', 'count -2^31', $$SELECT code FROM booking.reserve_series({room}, 'g', '[2031-01-01, 2031-01-02)', '1 week', -2147483648)$$, '22023', 'count', NULL),
+('reserve_series', 'count 2^31-1', $$SELECT code FROM booking.reserve_series({room}, 'g', '[2031-01-01, 2031-01-02)', '1 week', 2147483647)$$, '22023', 'count', NULL),
+('reserve_series', 'every 2^31-1 months, 520 times', $$SELECT code FROM booking.reserve_series({room}, 'g', '[2031-01-01, 2031-01-02)', '178956970 years 7 months', 520)$$, '22023', 'every', NULL),
+('reserve_series', 'every out past year 294276', $$SELECT code FROM booking.reserve_series({room}, 'g', '[2031-01-01, 2031-01-02)', '200000 years', 3)$$, '22023', 'every', NULL),
+('reserve_series', 'every shorter than first', $$SELECT code FROM booking.reserve_series({room}, 'g', '[2031-01-01, 2031-01-02)', '23 hours', 2)$$, '22023', 'every', NULL),
+('reserve_series', 'every a month less a day', $$SELECT code FROM booking.reserve_series({room}, 'g', '[2031-01-01, 2031-01-02)', '1 month -1 day', 2)$$, '22023', 'every', NULL),
+('reserve_series', 'unknown resource 2^63-1', $$SELECT code FROM booking.reserve_series(9223372036854775807, 'g', '[2031-01-01, 2031-01-02)', '1 week', 2)$$, NULL, NULL, '^not_found$')
+) v WHERE to_regproc('booking.reserve_series') IS NOT NULL;
+
 -- every case, with the fixture's ids substituted
 CREATE FUNCTION pg_temp.hostile_run() RETURNS SETOF text LANGUAGE plpgsql AS $run$
 DECLARE

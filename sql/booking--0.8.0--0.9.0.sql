@@ -1,0 +1,193 @@
+-- booking 0.8.0 -> 0.9.0: local time (set_time_zone, set_check_times,
+-- reserve_nights) and recurring series (reserve_series); docs/local-time.md
+\echo Use "ALTER EXTENSION booking UPDATE TO '0.9.0'" to load this file. \quit
+
+-- a resource's local time; constant defaults: no table rewrite
+ALTER TABLE booking.resources
+    ADD COLUMN time_zone text NOT NULL DEFAULT 'UTC',
+    ADD COLUMN check_in time NOT NULL DEFAULT '00:00',
+    ADD COLUMN check_out time NOT NULL DEFAULT '00:00';
+
+CREATE FUNCTION booking.set_time_zone(resource bigint, time_zone text)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_set_time_zone'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.set_time_zone(bigint, text) IS
+'sets the IANA time zone in which reserve_nights and reserve_series read the resource''s local time';
+
+CREATE FUNCTION booking.set_check_times(resource bigint, check_in time DEFAULT '00:00',
+        check_out time DEFAULT '00:00')
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_set_check_times'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.set_check_times(bigint, time, time) IS
+'sets the local check-in and check-out times of the nights reserve_nights books';
+
+CREATE FUNCTION booking.reserve_nights(resource bigint, guest text, arrival date, departure date,
+        hold interval DEFAULT NULL, idempotency_key text DEFAULT NULL,
+        lock_timeout interval DEFAULT NULL,
+        metadata jsonb DEFAULT NULL)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_reserve_nights'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.reserve_nights(bigint, text, date, date, interval, text, interval, jsonb) IS
+'books the nights from arrival at check-in to departure at check-out, in the resource''s local time; a stay';
+
+CREATE FUNCTION booking.reserve_series(resource bigint, guest text, first tstzrange, every interval,
+        count integer, hold interval DEFAULT NULL, idempotency_key text DEFAULT NULL,
+        lock_timeout interval DEFAULT NULL,
+        metadata jsonb DEFAULT NULL)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_reserve_series'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb) IS
+'books count stays of first moved by k * every in the resource''s local time, all or nothing; they share group_id';
+
+-- the twins (scale-out on Citus): on a distributed cluster run SELECT
+-- booking.distribute() once more afterwards, to register them
+CREATE FUNCTION booking.shard_set_time_zone(resource bigint, time_zone text, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_set_time_zone'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_set_time_zone(bigint, text, bigint) IS
+'internal: booking.set_time_zone on the node that holds the resource (Citus)';
+
+CREATE FUNCTION booking.shard_set_check_times(resource bigint, check_in time, check_out time, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_set_check_times'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_set_check_times(bigint, time, time, bigint) IS
+'internal: booking.set_check_times on the node that holds the resource (Citus)';
+
+CREATE FUNCTION booking.shard_reserve_nights(resource bigint, guest text, arrival date, departure date, hold interval, idempotency_key text, lock_timeout interval, metadata jsonb, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_reserve_nights'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_reserve_nights(bigint, text, date, date, interval, text, interval, jsonb, bigint) IS
+'internal: booking.reserve_nights on the node that holds the resource (Citus)';
+
+CREATE FUNCTION booking.shard_reserve_series(resource bigint, guest text, first tstzrange, every interval, count integer, hold interval, idempotency_key text, lock_timeout interval, metadata jsonb, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_reserve_series'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb, bigint) IS
+'internal: booking.reserve_series on the node that holds the resource (Citus)';
+
+-- nothing new is executable by PUBLIC; the grant sets give the new calls
+REVOKE ALL ON FUNCTION booking.set_time_zone(bigint, text),
+    booking.set_check_times(bigint, time, time),
+    booking.reserve_nights(bigint, text, date, date, interval, text, interval, jsonb),
+    booking.reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb),
+    booking.shard_set_time_zone(bigint, text, bigint),
+    booking.shard_set_check_times(bigint, time, time, bigint),
+    booking.shard_reserve_nights(bigint, text, date, date, interval, text, interval, jsonb, bigint),
+    booking.shard_reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb, bigint)
+    FROM PUBLIC;
+
+-- grant_client gives reserve_nights and reserve_series; grant_admin the two
+-- settings.  Run them again for the roles they were given to.
+CREATE OR REPLACE FUNCTION booking.grant_client(role regrole)
+    RETURNS text
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $grant$
+DECLARE
+    fn text;
+    calls text[] := ARRAY[
+        'booking.reserve_seat(bigint, text, integer, interval, text, interval, jsonb)',
+        'booking.reserve_seats(bigint[], text, integer[], interval, text, interval, jsonb)',
+        'booking.reserve_stay(bigint, text, tstzrange, interval, text, interval, jsonb)',
+        'booking.reserve_stays(bigint[], text, tstzrange, interval, text, interval, jsonb)',
+        'booking.reserve_stay_any(bigint, text, tstzrange, interval, text, interval, jsonb)',
+        'booking.reserve_nights(bigint, text, date, date, interval, text, interval, jsonb)',
+        'booking.reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb)',
+        'booking.confirm(bigint, text)',
+        'booking.cancel(bigint, text)',
+        'booking.extend_hold(bigint, interval)',
+        'booking.extend_hold_until(bigint, timestamptz)',
+        'booking.reduce(bigint, integer, text)',
+        'booking.move_stay(bigint, tstzrange, text, interval)',
+        'booking.join_waitlist(bigint, text, integer, text, jsonb)',
+        'booking.get_booking(bigint)',
+        'booking.seats_left(bigint)',
+        'booking.free_slots(bigint, tstzrange, interval)'];
+BEGIN
+    IF role IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed', MESSAGE = 'role must not be null';
+    END IF;
+    IF NOT (SELECT r.rolsuper OR r.oid OPERATOR(pg_catalog.=) e.extowner
+              FROM pg_catalog.pg_roles r, pg_catalog.pg_extension e
+             WHERE r.rolname OPERATOR(pg_catalog.=) current_user
+               AND e.extname OPERATOR(pg_catalog.=) 'booking') THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = 'permission denied for function grant_client',
+            DETAIL = 'Only a superuser or the owner of extension booking may grant the roles'' calls.';
+    END IF;
+    EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA booking TO %s', role);
+    FOREACH fn IN ARRAY calls LOOP
+        EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s', fn, role);
+    END LOOP;
+    EXECUTE pg_catalog.format('GRANT SELECT ON booking.resources, booking.bookings TO %s', role);
+    RETURN pg_catalog.format('%s may now make reservations: %s calls, and SELECT on booking.resources and booking.bookings',
+                             role, pg_catalog.array_length(calls, 1));
+END
+$grant$;
+COMMENT ON FUNCTION booking.grant_client(regrole) IS
+'grants an application role the reservation calls (reserve, reserve_nights, reserve_series, confirm, cancel, extend, reduce, move, join_waitlist, get_booking, seats_left, free_slots) and SELECT on resources and bookings; for a superuser or the extension''s owner';
+
+
+CREATE OR REPLACE FUNCTION booking.grant_admin(role regrole)
+    RETURNS text
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $grant$
+DECLARE
+    fn text;
+    calls text[] := ARRAY[
+        'booking.create_resource(text, integer, bigint, jsonb)',
+        'booking.set_capacity(bigint, integer, bigint)',
+        'booking.set_stripes(bigint, integer)',
+        'booking.set_guest_limit(bigint, integer)',
+        'booking.set_buffer(bigint, interval, interval)',
+        'booking.set_time_zone(bigint, text)',
+        'booking.set_check_times(bigint, time, time)',
+        'booking.add_consumer(text)',
+        'booking.drop_consumer(text)',
+        'booking.hold_expire(integer)',
+        'booking.forget_guest(text)',
+        'booking.health()',
+        'booking.stats()',
+        'booking.stats_reset()',
+        'booking.distribute(integer)'];
+BEGIN
+    IF role IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed', MESSAGE = 'role must not be null';
+    END IF;
+    IF NOT (SELECT r.rolsuper OR r.oid OPERATOR(pg_catalog.=) e.extowner
+              FROM pg_catalog.pg_roles r, pg_catalog.pg_extension e
+             WHERE r.rolname OPERATOR(pg_catalog.=) current_user
+               AND e.extname OPERATOR(pg_catalog.=) 'booking') THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = 'permission denied for function grant_admin',
+            DETAIL = 'Only a superuser or the owner of extension booking may grant the roles'' calls.';
+    END IF;
+    EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA booking TO %s', role);
+    FOREACH fn IN ARRAY calls LOOP
+        EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s', fn, role);
+    END LOOP;
+    EXECUTE pg_catalog.format('GRANT SELECT ON booking.resources, booking.bookings TO %s', role);
+    RETURN pg_catalog.format('%s may now run booking: %s calls (resources, settings, consumers, hold_expire, forget_guest, statistics, distribute), and SELECT on booking.resources and booking.bookings',
+                             role, pg_catalog.array_length(calls, 1));
+END
+$grant$;
+COMMENT ON FUNCTION booking.grant_admin(regrole) IS
+'grants an operations role resources, settings, consumers, hold_expire, forget_guest, health, stats, stats_reset and distribute, and SELECT on resources and bookings; for a superuser or the extension''s owner';
+
