@@ -1,5 +1,6 @@
 -- booking 0.8.0 -> 0.9.0: local time (set_time_zone, set_check_times,
--- reserve_nights) and recurring series (reserve_series); docs/local-time.md
+-- reserve_nights), recurring series (reserve_series) and cancel_group;
+-- docs/local-time.md
 \echo Use "ALTER EXTENSION booking UPDATE TO '0.9.0'" to load this file. \quit
 
 -- a resource's local time; constant defaults: no table rewrite
@@ -47,6 +48,15 @@ CREATE FUNCTION booking.reserve_series(resource bigint, guest text, first tstzra
 COMMENT ON FUNCTION booking.reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb) IS
 'books count stays of first moved by k * every in the resource''s local time, all or nothing; they share group_id';
 
+CREATE FUNCTION booking.cancel_group(group_id bigint, from_time timestamptz DEFAULT NULL,
+        idempotency_key text DEFAULT NULL)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_cancel_group'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.cancel_group(bigint, timestamptz, text) IS
+'cancels every blocking booking of a group (a series, a reserve_stays group, a reserve_seats pass) that starts at or after from_time, at once';
+
 -- the twins (scale-out on Citus): on a distributed cluster run SELECT
 -- booking.distribute() once more afterwards, to register them
 CREATE FUNCTION booking.shard_set_time_zone(resource bigint, time_zone text, home bigint)
@@ -86,6 +96,7 @@ REVOKE ALL ON FUNCTION booking.set_time_zone(bigint, text),
     booking.set_check_times(bigint, time, time),
     booking.reserve_nights(bigint, text, date, date, interval, text, interval, jsonb),
     booking.reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb),
+    booking.cancel_group(bigint, timestamptz, text),
     booking.shard_set_time_zone(bigint, text, bigint),
     booking.shard_set_check_times(bigint, time, time, bigint),
     booking.shard_reserve_nights(bigint, text, date, date, interval, text, interval, jsonb, bigint),
@@ -111,6 +122,7 @@ DECLARE
         'booking.reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb)',
         'booking.confirm(bigint, text)',
         'booking.cancel(bigint, text)',
+        'booking.cancel_group(bigint, timestamptz, text)',
         'booking.extend_hold(bigint, interval)',
         'booking.extend_hold_until(bigint, timestamptz)',
         'booking.reduce(bigint, integer, text)',
@@ -141,7 +153,7 @@ BEGIN
 END
 $grant$;
 COMMENT ON FUNCTION booking.grant_client(regrole) IS
-'grants an application role the reservation calls (reserve, reserve_nights, reserve_series, confirm, cancel, extend, reduce, move, join_waitlist, get_booking, seats_left, free_slots) and SELECT on resources and bookings; for a superuser or the extension''s owner';
+'grants an application role the reservation calls (reserve, reserve_nights, reserve_series, confirm, cancel, cancel_group, extend, reduce, move, join_waitlist, get_booking, seats_left, free_slots) and SELECT on resources and bookings; for a superuser or the extension''s owner';
 
 
 CREATE OR REPLACE FUNCTION booking.grant_admin(role regrole)

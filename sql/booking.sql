@@ -482,6 +482,15 @@ CREATE FUNCTION booking.reserve_series(resource bigint, guest text, first tstzra
 COMMENT ON FUNCTION booking.reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb) IS
 'books count stays of first moved by k * every in the resource''s local time, all or nothing; they share group_id';
 
+CREATE FUNCTION booking.cancel_group(group_id bigint, from_time timestamptz DEFAULT NULL,
+        idempotency_key text DEFAULT NULL)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_cancel_group'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.cancel_group(bigint, timestamptz, text) IS
+'cancels every blocking booking of a group (a series, a reserve_stays group, a reserve_seats pass) that starts at or after from_time, at once';
+
 CREATE FUNCTION booking.free_slots(resource bigint, within tstzrange, min_length interval)
     RETURNS SETOF tstzrange
     AS 'MODULE_PATHNAME', 'booking_free_slots'
@@ -913,6 +922,7 @@ DECLARE
         'booking.reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb)',
         'booking.confirm(bigint, text)',
         'booking.cancel(bigint, text)',
+        'booking.cancel_group(bigint, timestamptz, text)',
         'booking.extend_hold(bigint, interval)',
         'booking.extend_hold_until(bigint, timestamptz)',
         'booking.reduce(bigint, integer, text)',
@@ -943,7 +953,7 @@ BEGIN
 END
 $grant$;
 COMMENT ON FUNCTION booking.grant_client(regrole) IS
-'grants an application role the reservation calls (reserve, reserve_nights, reserve_series, confirm, cancel, extend, reduce, move, join_waitlist, get_booking, seats_left, free_slots) and SELECT on resources and bookings; for a superuser or the extension''s owner';
+'grants an application role the reservation calls (reserve, reserve_nights, reserve_series, confirm, cancel, cancel_group, extend, reduce, move, join_waitlist, get_booking, seats_left, free_slots) and SELECT on resources and bookings; for a superuser or the extension''s owner';
 
 CREATE FUNCTION booking.grant_relay(role regrole)
     RETURNS text

@@ -17,7 +17,7 @@ GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA booking TO booking_tap_all;
 GRANT SELECT ON ALL TABLES IN SCHEMA booking TO booking_tap_all;
 
 SELECT matches(booking.grant_client('booking_tap_client'),
-    '^booking_tap_client may now make reservations: 17 calls', 'grant_client says what it granted');
+    '^booking_tap_client may now make reservations: 18 calls', 'grant_client says what it granted');
 SELECT matches(booking.grant_relay('booking_tap_relay'),
     '^booking_tap_relay may now relay events', 'grant_relay says what it granted');
 SELECT matches(booking.grant_admin('booking_tap_admin'),
@@ -41,7 +41,9 @@ GRANT SELECT ON tap_callable TO PUBLIC;
 
 SELECT results_eq(
     $$SELECT fn FROM tap_callable WHERE role = 'booking_tap_client' ORDER BY fn$$,
-    $$VALUES ('booking.cancel(bigint,text)'), ('booking.confirm(bigint,text)'),
+    $$VALUES ('booking.cancel(bigint,text)'),
+             ('booking.cancel_group(bigint,timestamp with time zone,text)'),
+             ('booking.confirm(bigint,text)'),
              ('booking.extend_hold(bigint,interval)'),
              ('booking.extend_hold_until(bigint,timestamp with time zone)'),
              ('booking.free_slots(bigint,tstzrange,interval)'),
