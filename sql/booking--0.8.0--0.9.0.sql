@@ -1,5 +1,6 @@
 -- booking 0.8.0 -> 0.9.0: local time (set_time_zone, set_check_times,
--- reserve_nights), recurring series (reserve_series) and cancel_group;
+-- reserve_nights, set_opening_hours), recurring series (reserve_series)
+-- and cancel_group;
 -- docs/local-time.md
 \echo Use "ALTER EXTENSION booking UPDATE TO '0.9.0'" to load this file. \quit
 
@@ -7,7 +8,8 @@
 ALTER TABLE booking.resources
     ADD COLUMN time_zone text NOT NULL DEFAULT 'UTC',
     ADD COLUMN check_in time NOT NULL DEFAULT '00:00',
-    ADD COLUMN check_out time NOT NULL DEFAULT '00:00';
+    ADD COLUMN check_out time NOT NULL DEFAULT '00:00',
+    ADD COLUMN opening_hours jsonb NULL;
 
 CREATE FUNCTION booking.set_time_zone(resource bigint, time_zone text)
     RETURNS booking.result
@@ -25,6 +27,14 @@ CREATE FUNCTION booking.set_check_times(resource bigint, check_in time DEFAULT '
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.set_check_times(bigint, time, time) IS
 'sets the local check-in and check-out times of the nights reserve_nights books';
+
+CREATE FUNCTION booking.set_opening_hours(resource bigint, hours jsonb)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_set_opening_hours'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.set_opening_hours(bigint, jsonb) IS
+'sets the local windows per weekday that stays must lie in (NULL: always open); outside them calls answer closed';
 
 CREATE FUNCTION booking.reserve_nights(resource bigint, guest text, arrival date, departure date,
         hold interval DEFAULT NULL, idempotency_key text DEFAULT NULL,
@@ -75,6 +85,14 @@ CREATE FUNCTION booking.shard_set_check_times(resource bigint, check_in time, ch
 COMMENT ON FUNCTION booking.shard_set_check_times(bigint, time, time, bigint) IS
 'internal: booking.set_check_times on the node that holds the resource (Citus)';
 
+CREATE FUNCTION booking.shard_set_opening_hours(resource bigint, hours jsonb, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_set_opening_hours'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_set_opening_hours(bigint, jsonb, bigint) IS
+'internal: booking.set_opening_hours on the node that holds the resource (Citus)';
+
 CREATE FUNCTION booking.shard_reserve_nights(resource bigint, guest text, arrival date, departure date, hold interval, idempotency_key text, lock_timeout interval, metadata jsonb, home bigint)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_reserve_nights'
@@ -94,6 +112,8 @@ COMMENT ON FUNCTION booking.shard_reserve_series(bigint, text, tstzrange, interv
 -- nothing new is executable by PUBLIC; the grant sets give the new calls
 REVOKE ALL ON FUNCTION booking.set_time_zone(bigint, text),
     booking.set_check_times(bigint, time, time),
+    booking.set_opening_hours(bigint, jsonb),
+    booking.shard_set_opening_hours(bigint, jsonb, bigint),
     booking.reserve_nights(bigint, text, date, date, interval, text, interval, jsonb),
     booking.reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb),
     booking.cancel_group(bigint, timestamptz, text),
@@ -103,8 +123,9 @@ REVOKE ALL ON FUNCTION booking.set_time_zone(bigint, text),
     booking.shard_reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb, bigint)
     FROM PUBLIC;
 
--- grant_client gives reserve_nights and reserve_series; grant_admin the two
--- settings.  Run them again for the roles they were given to.
+-- grant_client gives reserve_nights, reserve_series and cancel_group;
+-- grant_admin the three settings.
+-- Run them again for the roles they were given to.
 CREATE OR REPLACE FUNCTION booking.grant_client(role regrole)
     RETURNS text
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -171,6 +192,7 @@ DECLARE
         'booking.set_buffer(bigint, interval, interval)',
         'booking.set_time_zone(bigint, text)',
         'booking.set_check_times(bigint, time, time)',
+        'booking.set_opening_hours(bigint, jsonb)',
         'booking.add_consumer(text)',
         'booking.drop_consumer(text)',
         'booking.hold_expire(integer)',

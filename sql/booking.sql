@@ -107,6 +107,9 @@ CREATE TABLE booking.resources (
     time_zone   text NOT NULL DEFAULT 'UTC',
     check_in    time NOT NULL DEFAULT '00:00',
     check_out   time NOT NULL DEFAULT '00:00',
+    -- (0.9.0) per weekday the local windows a stay must lie in, as
+    -- set_opening_hours checked them; NULL: always open
+    opening_hours jsonb NULL,
     -- one constraint, not five: the executor re-reads every CHECK of a table
     -- for each statement, and this row is written by every sale.  The last
     -- term makes a write of taken on a striped resource (say, from a session
@@ -396,6 +399,14 @@ CREATE FUNCTION booking.set_check_times(resource bigint, check_in time DEFAULT '
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.set_check_times(bigint, time, time) IS
 'sets the local check-in and check-out times of the nights reserve_nights books';
+
+CREATE FUNCTION booking.set_opening_hours(resource bigint, hours jsonb)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_set_opening_hours'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.set_opening_hours(bigint, jsonb) IS
+'sets the local windows per weekday that stays must lie in (NULL: always open); outside them calls answer closed';
 
 ------------------------------------------------------------------------------
 -- counted inventory
@@ -879,6 +890,14 @@ CREATE FUNCTION booking.shard_set_check_times(resource bigint, check_in time, ch
 COMMENT ON FUNCTION booking.shard_set_check_times(bigint, time, time, bigint) IS
 'internal: booking.set_check_times on the node that holds the resource (Citus)';
 
+CREATE FUNCTION booking.shard_set_opening_hours(resource bigint, hours jsonb, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_set_opening_hours'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_set_opening_hours(bigint, jsonb, bigint) IS
+'internal: booking.set_opening_hours on the node that holds the resource (Citus)';
+
 CREATE FUNCTION booking.shard_reserve_nights(resource bigint, guest text, arrival date, departure date, hold interval, idempotency_key text, lock_timeout interval, metadata jsonb, home bigint)
     RETURNS booking.result
     AS 'MODULE_PATHNAME', 'booking_shard_reserve_nights'
@@ -1002,6 +1021,7 @@ DECLARE
         'booking.set_buffer(bigint, interval, interval)',
         'booking.set_time_zone(bigint, text)',
         'booking.set_check_times(bigint, time, time)',
+        'booking.set_opening_hours(bigint, jsonb)',
         'booking.add_consumer(text)',
         'booking.drop_consumer(text)',
         'booking.hold_expire(integer)',

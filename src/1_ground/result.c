@@ -40,6 +40,7 @@ static const BookingCodeInfo code_info[] = {
 	[BOOKING_WAITLISTED] = {"waitlisted", 202, true},
 	[BOOKING_SEATS_AVAILABLE] = {"seats_available", 409, false},
 	[BOOKING_ALREADY_WAITING] = {"already_waiting", 409, false},
+	[BOOKING_CLOSED] = {"closed", 409, false},
 };
 
 /* stats.c keeps a counter per code */

@@ -28,11 +28,12 @@ typedef enum BookingCode
 	BOOKING_GUEST_LIMIT,
 	BOOKING_WAITLISTED,			/* ok, 202 */
 	BOOKING_SEATS_AVAILABLE,
-	BOOKING_ALREADY_WAITING
+	BOOKING_ALREADY_WAITING,
+	BOOKING_CLOSED				/* 0.9.0: outside opening hours, 409 */
 } BookingCode;
 
 /* how many codes there are: the last one above, plus one (result.c checks it) */
-#define BOOKING_NUM_CODES ((int) BOOKING_ALREADY_WAITING + 1)
+#define BOOKING_NUM_CODES ((int) BOOKING_CLOSED + 1)
 
 typedef struct BookingResult
 {

@@ -34,6 +34,7 @@ typedef struct BookingResource
 	int64		buffer_before;	/* microseconds a stay keeps free before it */
 	int64		buffer_after;	/* and after it */
 	int32		waiting;		/* entries in its waitlist (4_inventory/line.c) */
+	bool		has_hours;		/* opening hours set (4_inventory/hours.c) */
 } BookingResource;
 
 /* booking.status */

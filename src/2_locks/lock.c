@@ -41,7 +41,8 @@
 #include "2_locks/rowlock.h"
 
 #define RESOURCE_COLUMNS "SELECT capacity, taken, version, stripes, " \
-	"COALESCE(guest_limit, 0), buffer_before, buffer_after, waiting FROM booking.resources " \
+	"COALESCE(guest_limit, 0), buffer_before, buffer_after, waiting, opening_hours IS NOT NULL " \
+	"FROM booking.resources " \
 	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1"
 
 static BookingPlan try_lock_plan = {
@@ -90,6 +91,7 @@ RunLockStatement(void *arg)
 		la->res->buffer_after = BookingIntervalUsecs(DatumGetIntervalP(BookingGetDatum(0, 7, &isnull)),
 													 "buffer_after");
 		la->res->waiting = BookingGetInt32(0, 8, NULL);
+		la->res->has_hours = BookingGetBool(0, 9);
 	}
 }
 

@@ -165,6 +165,12 @@ ReadResource(Relation rel, TupleTableSlot *slot, BookingResource *res)
 	res->buffer_before = GetInterval(slot, ColumnOf(rel, "buffer_before"));
 	res->buffer_after = GetInterval(slot, ColumnOf(rel, "buffer_after"));
 	res->waiting = (int32) GetInt(slot, ColumnOf(rel, "waiting"), false);
+	{
+		bool		isnull;
+
+		(void) slot_getattr(slot, ColumnOf(rel, "opening_hours"), &isnull);
+		res->has_hours = !isnull;
+	}
 }
 
 /* An index scan of a table's primary key on (home, <column> = key), latest committed rows. */

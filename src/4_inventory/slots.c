@@ -6,6 +6,9 @@
  *	  is its range widened by its resource's buffers, so a free slot is a
  *	  gap between footprints less the buffers a new stay brings.
  *
+ *	  With opening hours (hours.c) free_slots lists only open time: each
+ *	  gap cut to the open stretches it meets.
+ *
  *	  Layer 4, inventory; free_slots, a read, sits here with the gaps it
  *	  reads.  Read-only; takes no locks.
  */
@@ -22,6 +25,7 @@
 #include "1_ground/args.h"
 #include "1_ground/shard.h"
 #include "1_ground/spi.h"
+#include "4_inventory/hours.h"
 #include "4_inventory/slots.h"
 
 PG_FUNCTION_INFO_V1(booking_free_slots);
@@ -194,6 +198,15 @@ BookingDescribeNextSlot(char *buf, size_t len, int64 resource,
 			 from, timestamptz_to_str(start + (upper - lower)));	/* fits: found in range */
 }
 
+static void
+PutSlot(ReturnSetInfo *rsinfo, TimestampTz lower, TimestampTz upper)
+{
+	bool		isnull = false;
+	Datum		value = BookingMakeRange(lower, upper, false);
+
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
+}
+
 /*
  * free_slots(resource, within, min_length) returns setof tstzrange
  */
@@ -208,6 +221,8 @@ booking_free_slots(PG_FUNCTION_ARGS)
 	int64		min_us;
 	int			n;
 	SlotWindow	w;
+	BookingOpenTime open;
+	bool		has_hours;
 
 	resource = BookingArgId(fcinfo, 0, "resource");
 	BookingArgDuring(fcinfo, 1, "within", &lower, &upper);
@@ -226,6 +241,8 @@ booking_free_slots(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 
 	SPI_connect();
+	/* only open time, when the resource has opening hours (hours.c) */
+	has_hours = BookingOpenTimeWithin(resource, BookingHome(resource), lower, upper, &open);
 	/* lapsed holds judged at the statement's start: STABLE, as declared */
 	w.lower = lower;
 	w.upper = upper;
@@ -234,13 +251,25 @@ booking_free_slots(PG_FUNCTION_ARGS)
 	{
 		TimestampTz slot_lower;
 		TimestampTz slot_upper;
-		bool		isnull = false;
-		Datum		value;
 
 		if (!SlotOf(i, &w, min_us, &slot_lower, &slot_upper))
 			continue;
-		value = BookingMakeRange(slot_lower, slot_upper, false);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
+		if (!has_hours)
+		{
+			PutSlot(rsinfo, slot_lower, slot_upper);
+			continue;
+		}
+		for (int k = 0; k < open.n; k++)
+		{
+			TimestampTz a = Max(slot_lower, open.lower[k]);
+			TimestampTz b = Min(slot_upper, open.upper[k]);
+			int64		length;
+
+			if (b <= a)
+				continue;
+			if (pg_sub_s64_overflow(b, a, &length) || length >= min_us)
+				PutSlot(rsinfo, a, b);
+		}
 	}
 	SPI_finish();
 

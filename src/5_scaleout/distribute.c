@@ -55,6 +55,7 @@ static const char *const twins[] = {
 	"shard_join_waitlist(bigint, text, integer, text, jsonb, bigint)",
 	"shard_set_time_zone(bigint, text, bigint)",
 	"shard_set_check_times(bigint, time, time, bigint)",
+	"shard_set_opening_hours(bigint, jsonb, bigint)",
 	"shard_reserve_nights(bigint, text, date, date, interval, text, interval, jsonb, bigint)",
 	"shard_reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb, bigint)",
 };

@@ -38,6 +38,7 @@
 #include "3_frame/idempotency.h"
 #include "4_inventory/counter.h"
 #include "4_inventory/lifecycle.h"
+#include "4_inventory/hours.h"
 #include "4_inventory/limit.h"
 #include "4_inventory/line.h"
 #include "4_inventory/slots.h"
@@ -200,6 +201,7 @@ MoveStayBody(void *state, BookingResult *res)
 	Datum		footprint;
 	Datum		validity;
 	char	   *from;
+	TimestampTz closed_at;
 
 	if (!LockLiveBooking(req, &b, false, res))
 		return;
@@ -209,6 +211,11 @@ MoveStayBody(void *state, BookingResult *res)
 		BookingSetResult(res, BOOKING_INVALID_STATE, life->booking,
 						 "Booking %lld ended at %s; a stay that has ended cannot be moved, book a new one.",
 						 (long long) life->booking, timestamptz_to_str(b.ends_at));
+		return;
+	}
+	if (!BookingOpenAllows(&b.resource, req->lower, req->upper, &closed_at))
+	{
+		BookingSetClosed(res, b.resource.id, closed_at, "");
 		return;
 	}
 	/* a move is checked against the guest limit as the stay booked anew */

@@ -1,9 +1,10 @@
 /*
  * local_time.c
- *	  booking.set_time_zone and booking.set_check_times: the wall clock a
- *	  resource's nights and series are read on (4_inventory/local.c).  They
- *	  apply to calls made after them; a stay already booked keeps its
- *	  instants.
+ *	  booking.set_time_zone, booking.set_check_times and
+ *	  booking.set_opening_hours: the wall clock a resource's nights and
+ *	  series are read on (4_inventory/local.c), and the windows of it its
+ *	  stays must lie in (4_inventory/hours.c).  They apply to calls made
+ *	  after them; a stay already booked keeps its instants.
  *
  *	  Layer 6, the calls.  Locks: the resource row.
  */
@@ -21,11 +22,13 @@
 #include "1_ground/timeout.h"
 #include "2_locks/lock.h"
 #include "3_frame/call.h"
+#include "4_inventory/hours.h"
 #include "4_inventory/local.h"
 #include "5_scaleout/route.h"
 
 PG_FUNCTION_INFO_V1(booking_set_time_zone);
 PG_FUNCTION_INFO_V1(booking_set_check_times);
+PG_FUNCTION_INFO_V1(booking_set_opening_hours);
 
 static BookingPlan set_zone_plan = {
 	"UPDATE booking.resources SET time_zone = $3, version = version OPERATOR(pg_catalog.+) 1 "
@@ -40,9 +43,16 @@ static BookingPlan set_times_plan = {
 	4, {INT8OID, INT8OID, TIMEOID, TIMEOID}
 };
 
+static BookingPlan set_hours_plan = {
+	"UPDATE booking.resources SET opening_hours = $3, version = version OPERATOR(pg_catalog.+) 1 "
+	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1 RETURNING version",
+	3, {INT8OID, INT8OID, JSONBOID}
+};
+
 typedef struct LocalRequest
 {
 	int64		resource;
+	Jsonb	   *hours;			/* set_opening_hours: NULL is always open */
 	char	   *zone;			/* set_time_zone: the server's spelling */
 	TimeADT		check_in;
 	TimeADT		check_out;
@@ -94,6 +104,54 @@ SetCheckTimesBody(void *state, BookingResult *res)
 					 "Nights on resource %lld now run from check-in at %s to check-out at %s, local time (version %lld).",
 					 (long long) req->resource, TimeString(req->check_in), TimeString(req->check_out),
 					 (long long) version);
+}
+
+/*
+ * New hours apply to calls made after them: stays already booked outside
+ * them are kept (a venue that shortens its hours decides about those).
+ */
+static void
+SetOpeningHoursBody(void *state, BookingResult *res)
+{
+	LocalRequest *req = (LocalRequest *) state;
+	BookingResource r;
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+	int64		version;
+
+	if (!BookingLockResourceFor(req->resource, BookingLockTimeoutDefault(), &r, res))
+		return;
+	if (req->hours != NULL)
+		BookingCheckHours(req->hours);
+	values[0] = Int64GetDatum(r.id);
+	values[1] = Int64GetDatum(r.home);
+	values[2] = PointerGetDatum(req->hours);
+	if (req->hours == NULL)
+		nulls[2] = 'n';
+	(void) BookingExecute(&set_hours_plan, values, nulls, false, 1);
+	version = BookingGetInt64(0, 1, NULL);
+	BookingSetResult(res, BOOKING_DONE, -1,
+					 req->hours == NULL ?
+					 "Resource %lld is now always open (version %lld)." :
+					 "Resource %lld now takes bookings only within its opening hours (version %lld).",
+					 (long long) req->resource, (long long) version);
+}
+
+/*
+ * set_opening_hours(resource, hours)
+ */
+Datum
+booking_set_opening_hours(PG_FUNCTION_ARGS)
+{
+	LocalRequest req;
+
+	memset(&req, 0, sizeof(req));
+	req.resource = BookingArgId(fcinfo, 0, "resource");
+	req.hours = PG_ARGISNULL(1) ? NULL : PG_GETARG_JSONB_P(1);
+	if (BookingForwarding())
+		return BookingForward(fcinfo, "shard_set_opening_hours", BookingHome(req.resource), req.resource);
+
+	PG_RETURN_DATUM(BookingCallOnResource(fcinfo, req.resource, SetOpeningHoursBody, &req));
 }
 
 /*
@@ -171,3 +229,4 @@ booking_set_check_times(PG_FUNCTION_ARGS)
 
 BOOKING_SHARD_TWIN(set_time_zone)
 BOOKING_SHARD_TWIN(set_check_times)
+BOOKING_SHARD_TWIN(set_opening_hours)

@@ -36,6 +36,7 @@
 #include "3_frame/call.h"
 #include "3_frame/events.h"
 #include "3_frame/idempotency.h"
+#include "4_inventory/hours.h"
 #include "4_inventory/limit.h"
 #include "4_inventory/local.h"
 #include "4_inventory/range.h"
@@ -234,6 +235,18 @@ ReserveSeriesBody(void *state, BookingResult *res)
 	{
 		SetTakenOccurrence(res, BOOKING_UNAVAILABLE, sr, taken);
 		return;
+	}
+	for (int k = 0; k < sr->count; k++)
+	{
+		TimestampTz closed_at;
+
+		if (!BookingOpenAllows(&sr->r, sr->lowers[k], sr->uppers[k], &closed_at))
+		{
+			BookingSetClosed(res, req->resource, closed_at,
+							 psprintf(" (occurrence %d of the series, from %s to %s)", k + 1,
+									  Instant(sr->lowers[k]), Instant(sr->uppers[k])));
+			return;
+		}
 	}
 	if (!BookingGuestLimitAllows(&sr->r, req->guest, sr->count, true, req->now, res))
 		return;

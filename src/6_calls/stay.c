@@ -21,6 +21,7 @@
 #include "2_locks/lock.h"
 #include "3_frame/call.h"
 #include "3_frame/idempotency.h"
+#include "4_inventory/hours.h"
 #include "4_inventory/limit.h"
 #include "4_inventory/range.h"
 #include "5_scaleout/route.h"
@@ -37,6 +38,7 @@ BookingReserveStayBody(void *state, BookingResult *res)
 	BookingLockOutcome outcome;
 	ItemPointerData tid;
 	int64		booking_id;
+	TimestampTz closed_at;
 
 	/*
 	 * A friendly answer for what was taken before this request arrived, then
@@ -55,6 +57,11 @@ BookingReserveStayBody(void *state, BookingResult *res)
 	if (outcome != BOOKING_LOCKED)
 	{
 		BookingSetLockOutcome(res, outcome, req->resource, req->timeout_ms);
+		return;
+	}
+	if (!BookingOpenAllows(&r, req->lower, req->upper, &closed_at))
+	{
+		BookingSetClosed(res, req->resource, closed_at, "");
 		return;
 	}
 	if (!BookingGuestLimitAllows(&r, req->guest, 1, true, req->now, res))

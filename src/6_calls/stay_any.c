@@ -26,6 +26,7 @@
 #include "1_ground/spi.h"
 #include "1_ground/timeout.h"
 #include "2_locks/lock.h"
+#include "4_inventory/hours.h"
 #include "4_inventory/limit.h"
 #include "4_inventory/range.h"
 #include "4_inventory/slots.h"
@@ -67,6 +68,7 @@ typedef struct UnitTry
 	BookingLockOutcome lock;
 	int64		booking_id;
 	bool		over_limit;		/* refused: the guest's limit on this unit */
+	bool		closed;			/* refused: outside the unit's opening hours */
 } UnitTry;
 
 static bool
@@ -75,6 +77,7 @@ RunUnitTry(void *arg)
 	UnitTry    *ut = (UnitTry *) arg;
 	BookingResource r;
 	BookingResult limit_res;
+	TimestampTz closed_at;
 
 	if (!ut->wait)
 		ut->lock = BookingTryLockResource(ut->unit, &r) ? BOOKING_LOCKED : BOOKING_LOCK_BUSY;
@@ -82,6 +85,11 @@ RunUnitTry(void *arg)
 		ut->lock = BookingLockResource(ut->unit, ut->timeout_ms, &r);
 	if (ut->lock != BOOKING_LOCKED)
 		return false;
+	if (!BookingOpenAllows(&r, ut->req->lower, ut->req->upper, &closed_at))
+	{
+		ut->closed = true;
+		return false;
+	}
 	if (!BookingGuestLimitAllows(&r, ut->req->guest, 1, true, ut->req->now, &limit_res))
 	{
 		ut->over_limit = true;
@@ -130,6 +138,8 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 	int64		busy_unit = 0;
 	bool		retry = false;
 	bool		over_limit = false;
+	bool		any_closed = false;
+	bool		any_refused = false;
 
 	if (BookingExecuteLatest(&pool_exists_plan, values, NULL, 1) == 0)
 	{
@@ -158,7 +168,7 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 	{
 		for (int i = 0; i < nunits; i++)
 		{
-			UnitTry		ut = {req, units[i], pass == 1, 0, BOOKING_LOCK_BUSY, -1, false};
+			UnitTry		ut = {req, units[i], pass == 1, 0, BOOKING_LOCK_BUSY, -1, false, false};
 
 			if (tried[i])
 				continue;
@@ -181,6 +191,8 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 				case BOOKING_LOCK_NOT_FOUND:
 					tried[i] = true;	/* refused, or gone */
 					over_limit |= ut.over_limit;
+					any_closed |= ut.closed;
+					any_refused |= !ut.closed;
 					break;
 				case BOOKING_LOCK_BUSY:
 					if (pass == 1)
@@ -207,6 +219,10 @@ ReserveStayAnyBody(void *state, BookingResult *res)
 	else if (over_limit)
 		BookingSetResult(res, BOOKING_GUEST_LIMIT, -1,
 						 "Guest limit: every free unit of pool %lld limits the stays one guest may have, and this guest is at that limit.",
+						 (long long) req->resource);
+	else if (any_closed && !any_refused)
+		BookingSetResult(res, BOOKING_CLOSED, -1,
+						 "Every unit of pool %lld that is free for that range is closed for part of it; a booking must lie within opening hours.",
 						 (long long) req->resource);
 	else
 		BookingSetResult(res, BOOKING_SOLD_OUT, -1,

@@ -31,6 +31,7 @@
 #include "2_locks/lock.h"
 #include "3_frame/call.h"
 #include "3_frame/events.h"
+#include "4_inventory/hours.h"
 #include "4_inventory/limit.h"
 #include "4_inventory/range.h"
 #include "4_inventory/slots.h"
@@ -137,12 +138,18 @@ StayMember(BookingStayRequest *req, int64 resource, int64 group_id, BookingResul
 	char		nulls[12];
 	BookingResource r;
 	ItemPointerData tid;
+	TimestampTz closed_at;
 
 	memset(nulls, ' ', sizeof(nulls));
 	if (!IsolationIsSerializable() && !BookingStayPrecheck(req, resource, &r, &tid, res))
 		return;
 	if (!BookingLockResourceFor(resource, req->timeout_ms, &r, res))
 		return;
+	if (!BookingOpenAllows(&r, req->lower, req->upper, &closed_at))
+	{
+		BookingSetClosed(res, resource, closed_at, "");
+		return;
+	}
 	if (!BookingGuestLimitAllows(&r, req->guest, 1, true, req->now, res))
 		return;
 	values[0] = Int64GetDatum(resource);
@@ -265,9 +272,15 @@ ReserveStaysBody(void *state, BookingResult *res)
 	for (int i = 0; i < nelems; i++)
 	{
 		BookingResource r;
+		TimestampTz closed_at;
 
 		if (!BookingLockResourceFor(DatumGetInt64(elems[i]), req->timeout_ms, &r, res))
 			return;
+		if (!BookingOpenAllows(&r, req->lower, req->upper, &closed_at))
+		{
+			BookingSetClosed(res, r.id, closed_at, "");
+			return;
+		}
 		if (!BookingGuestLimitAllows(&r, req->guest, 1, true, req->now, res))
 			return;
 	}

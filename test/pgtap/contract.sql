@@ -2,7 +2,7 @@
 -- argument names, defaults, return types, volatility and security settings.
 -- Run by pg_prove against a database with pgtap and booking installed.
 BEGIN;
-SELECT plan(290);
+SELECT plan(297);
 
 ------------------------------------------------------------------------------
 -- schema and types
@@ -106,7 +106,8 @@ SELECT functions_are('booking', ARRAY[
     'add_consumer', 'drop_consumer', 'claim_events', 'ack_events', 'health', 'stats', 'stats_reset',
     'grant_client', 'grant_relay', 'grant_admin', 'get_booking', 'forget_guest',
     'set_time_zone', 'set_check_times', 'reserve_nights', 'reserve_series', 'shard_set_time_zone',
-    'shard_set_check_times', 'shard_reserve_nights', 'shard_reserve_series', 'cancel_group'],
+    'shard_set_check_times', 'shard_reserve_nights', 'shard_reserve_series', 'cancel_group', 'set_opening_hours',
+    'shard_set_opening_hours'],
     'schema booking holds exactly the functions of the contract (the trigger function, distribute and the Citus twins, the statistics and the grant sets)');
 
 CREATE TEMP TABLE contract_fn (name text, args text, identity text, returns text, vol text)
@@ -181,6 +182,9 @@ INSERT INTO contract_fn VALUES
  ('reserve_series',
   'resource bigint, guest text, first tstzrange, every interval, count integer, hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval, metadata jsonb DEFAULT NULL::jsonb',
   'bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb', 'booking.result', 'volatile'),
+ ('set_opening_hours',
+  'resource bigint, hours jsonb',
+  'bigint, jsonb', 'booking.result', 'volatile'),
  ('cancel_group',
   'group_id bigint, from_time timestamp with time zone DEFAULT NULL::timestamp with time zone, idempotency_key text DEFAULT NULL::text',
   'bigint, timestamp with time zone, text', 'booking.result', 'volatile'),
@@ -202,41 +206,41 @@ INSERT INTO contract_fn VALUES
   'stable'),
  ('forget_guest', 'guest text', 'text', 'bigint', 'volatile');
 
--- each function exists with exactly these argument types (26)
+-- each function exists with exactly these argument types (27)
 SELECT ok(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity)) IS NOT NULL,
           format('function booking.%s(%s) exists', name, identity))
   FROM contract_fn ORDER BY name;
 
--- exact argument names and defaults (26)
+-- exact argument names and defaults (27)
 SELECT is(pg_catalog.pg_get_function_arguments(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity))),
           args, format('booking.%s has the arguments (%s)', name, args))
   FROM contract_fn ORDER BY name;
 
--- return types (26)
+-- return types (27)
 SELECT is(pg_catalog.pg_get_function_result(pg_catalog.to_regprocedure(format('booking.%I(%s)', name, identity))),
           returns, format('booking.%s returns %s', name, returns))
   FROM contract_fn ORDER BY name;
 
--- volatility (26)
+-- volatility (27)
 SELECT is(CASE p.provolatile WHEN 'v' THEN 'volatile' WHEN 's' THEN 'stable' WHEN 'i' THEN 'immutable' END,
           f.vol, format('booking.%s is %s', f.name, f.vol))
   FROM contract_fn f
   LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
  ORDER BY f.name;
 
--- explicit NULL for an argument means its default: no function may be STRICT (26)
+-- explicit NULL for an argument means its default: no function may be STRICT (27)
 SELECT is(p.proisstrict, false, format('booking.%s is not STRICT (NULL means the default)', f.name))
   FROM contract_fn f
   LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
  ORDER BY f.name;
 
--- every function that writes or reads the tables runs as its owner (26) ...
+-- every function that writes or reads the tables runs as its owner (27) ...
 SELECT is(p.prosecdef, true, format('booking.%s is SECURITY DEFINER', f.name))
   FROM contract_fn f
   LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(format('booking.%I(%s)', f.name, f.identity))
  ORDER BY f.name;
 
--- ... with a pinned search_path (26)
+-- ... with a pinned search_path (27)
 SELECT is(p.proconfig, ARRAY['search_path=pg_catalog, pg_temp'],
           format('booking.%s pins search_path = pg_catalog, pg_temp', f.name))
   FROM contract_fn f

@@ -21,7 +21,7 @@ SELECT matches(booking.grant_client('booking_tap_client'),
 SELECT matches(booking.grant_relay('booking_tap_relay'),
     '^booking_tap_relay may now relay events', 'grant_relay says what it granted');
 SELECT matches(booking.grant_admin('booking_tap_admin'),
-    '^booking_tap_admin may now run booking: 15 calls', 'grant_admin says what it granted');
+    '^booking_tap_admin may now run booking: 16 calls', 'grant_admin says what it granted');
 SELECT lives_ok($$SELECT booking.grant_client('booking_tap_client')$$, 'grant_client can run again');
 SELECT throws_ok($$SELECT booking.grant_client(NULL)$$, '22004', 'role must not be null',
     'grant_client names a NULL role');
@@ -76,6 +76,7 @@ SELECT results_eq(
              ('booking.set_capacity(bigint,integer,bigint)'),
              ('booking.set_check_times(bigint,time without time zone,time without time zone)'),
              ('booking.set_guest_limit(bigint,integer)'),
+             ('booking.set_opening_hours(bigint,jsonb)'),
              ('booking.set_stripes(bigint,integer)'),
              ('booking.set_time_zone(bigint,text)'),
              ('booking.stats()'), ('booking.stats_reset()')$$,
@@ -170,7 +171,7 @@ SELECT throws_ok($$SELECT booking.grant_client('booking_tap_all')$$,
 SELECT is(
     (SELECT pg_catalog.count(*) FROM pg_catalog.pg_proc p
       WHERE p.pronamespace = 'booking'::regnamespace AND p.proname LIKE 'shard\_%'),
-    22::bigint, 'there are 22 twins');
+    23::bigint, 'there are 23 twins');
 CREATE FUNCTION pg_temp.tap_twin_states() RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
     f regprocedure;
@@ -190,7 +191,7 @@ BEGIN
 END
 $$;
 SELECT results_eq($$SELECT s, pg_catalog.count(*) FROM pg_temp.tap_twin_states() s GROUP BY s$$,
-    $$VALUES ('internal', 22::bigint)$$,
+    $$VALUES ('internal', 23::bigint)$$,
     'every twin refuses a client role before it looks at its arguments');
 RESET ROLE;
 SELECT is((SELECT pg_catalog.count(*) FROM booking.bookings), (SELECT n FROM tap_before),
