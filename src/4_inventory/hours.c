@@ -145,13 +145,20 @@ BookingCheckHours(Jsonb *hours)
 	}
 }
 
+/*
+ * The hours and zone of a resource; false when it has none.  latest: read
+ * the latest committed row (the caller holds its lock, and hours committed
+ * while it waited for it must apply: a READ COMMITTED statement's own
+ * snapshot is older than that).
+ */
 static bool
-ReadHours(int64 resource, int64 home, Datum *hours, Datum *zone)
+ReadHours(int64 resource, int64 home, bool latest, Datum *hours, Datum *zone)
 {
 	Datum		values[2] = {Int64GetDatum(resource), Int64GetDatum(home)};
 	bool		isnull;
 
-	if (BookingExecute(&hours_plan, values, NULL, true, 1) == 0)
+	if ((latest ? BookingExecuteLatest(&hours_plan, values, NULL, 1) :
+		 BookingExecute(&hours_plan, values, NULL, true, 1)) == 0)
 		return false;
 	*hours = BookingGetDatum(0, 1, &isnull);
 	if (isnull)
@@ -163,16 +170,16 @@ ReadHours(int64 resource, int64 home, Datum *hours, Datum *zone)
 
 /*
  * The open stretches of the resource that meet [lower, upper), or false
- * when it has no opening hours (always open).
+ * when it has no opening hours (always open); latest as for ReadHours.
  */
 bool
 BookingOpenTimeWithin(int64 resource, int64 home, TimestampTz lower, TimestampTz upper,
-					  BookingOpenTime *open)
+					  bool latest, BookingOpenTime *open)
 {
 	Datum		values[4];
 	int			n;
 
-	if (!ReadHours(resource, home, &values[0], &values[1]))
+	if (!ReadHours(resource, home, latest, &values[0], &values[1]))
 		return false;
 	values[2] = TimestampTzGetDatum(lower);
 	values[3] = TimestampTzGetDatum(upper);
@@ -193,7 +200,9 @@ BookingOpenTimeWithin(int64 resource, int64 home, TimestampTz lower, TimestampTz
 /*
  * Whether [lower, upper) lies inside one open stretch of r; when not,
  * *closed_at is its first closed instant.  Free for a resource without
- * hours (r->has_hours false: no statement runs).
+ * hours (r->has_hours false: no statement runs).  The caller holds r's
+ * row lock; r->has_hours was read with it, the hours are read again as
+ * committed.
  */
 bool
 BookingOpenAllows(const BookingResource *r, TimestampTz lower, TimestampTz upper,
@@ -201,7 +210,7 @@ BookingOpenAllows(const BookingResource *r, TimestampTz lower, TimestampTz upper
 {
 	BookingOpenTime open;
 
-	if (!r->has_hours || !BookingOpenTimeWithin(r->id, r->home, lower, upper, &open))
+	if (!r->has_hours || !BookingOpenTimeWithin(r->id, r->home, lower, upper, true, &open))
 		return true;
 	for (int i = 0; i < open.n; i++)
 	{

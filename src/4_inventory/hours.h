@@ -25,6 +25,6 @@ extern bool BookingOpenAllows(const BookingResource *r, TimestampTz lower, Times
 extern void BookingSetClosed(BookingResult *res, int64 resource, TimestampTz closed_at,
 							 const char *what);
 extern bool BookingOpenTimeWithin(int64 resource, int64 home, TimestampTz lower, TimestampTz upper,
-								  BookingOpenTime *open);
+								  bool latest, BookingOpenTime *open);
 
 #endif							/* BOOKING_HOURS_H */

@@ -242,7 +242,7 @@ booking_free_slots(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	/* only open time, when the resource has opening hours (hours.c) */
-	has_hours = BookingOpenTimeWithin(resource, BookingHome(resource), lower, upper, &open);
+	has_hours = BookingOpenTimeWithin(resource, BookingHome(resource), lower, upper, false, &open);
 	/* lapsed holds judged at the statement's start: STABLE, as declared */
 	w.lower = lower;
 	w.upper = upper;
