@@ -78,3 +78,17 @@ SELECT * FROM booking.set_opening_hours(1, '{"mon": {"from": "09:00"}}');
 SELECT * FROM booking.set_opening_hours(NULL, '{}');
 SELECT ok, code, http_status FROM booking.set_opening_hours(99, '{}');
 SELECT opening_hours, version FROM booking.resources WHERE id = 1;
+
+-- a 23-hour and a 25-hour day: open all Sunday in New York and in Sydney
+SELECT booking.create_resource('new york hall');       -- 6
+SELECT booking.create_resource('sydney hall');         -- 7
+SELECT ok, code FROM booking.set_time_zone(6, 'America/New_York');
+SELECT ok, code FROM booking.set_time_zone(7, 'Australia/Sydney');
+SELECT ok, code FROM booking.set_opening_hours(6, '{"sun": [["00:00", "24:00"]]}');
+SELECT ok, code FROM booking.set_opening_hours(7, '{"sun": [["00:00", "24:00"]]}');
+SELECT 'new york ' || d AS day, u, upper(u) - lower(u) AS open
+FROM (VALUES ('2027-03-14'), ('2027-11-07')) v(d),
+     LATERAL booking.free_slots(6, tstzrange(d::date - 1, d::date + 2), '0') u;
+SELECT 'sydney ' || d AS day, u, upper(u) - lower(u) AS open
+FROM (VALUES ('2027-04-04'), ('2027-10-03')) v(d),
+     LATERAL booking.free_slots(7, tstzrange(d::date - 1, d::date + 2), '0') u;
