@@ -176,11 +176,29 @@ bool
 BookingOpenTimeWithin(int64 resource, int64 home, TimestampTz lower, TimestampTz upper,
 					  bool latest, BookingOpenTime *open)
 {
+	Datum		hours;
+	Datum		zone;
+
+	if (!ReadHours(resource, home, latest, &hours, &zone))
+		return false;
+	BookingOpenTimeOf(hours, zone, lower, upper, open);
+	return true;
+}
+
+/*
+ * The open stretches of hours (jsonb) in zone (text) that meet [lower,
+ * upper): one statement over the arguments, which on Citus runs where the
+ * caller runs.
+ */
+void
+BookingOpenTimeOf(Datum hours, Datum zone, TimestampTz lower, TimestampTz upper,
+				  BookingOpenTime *open)
+{
 	Datum		values[4];
 	int			n;
 
-	if (!ReadHours(resource, home, latest, &values[0], &values[1]))
-		return false;
+	values[0] = hours;
+	values[1] = zone;
 	values[2] = TimestampTzGetDatum(lower);
 	values[3] = TimestampTzGetDatum(upper);
 	n = BookingExecute(&open_plan, values, NULL, true, 0);
@@ -194,7 +212,6 @@ BookingOpenTimeWithin(int64 resource, int64 home, TimestampTz lower, TimestampTz
 		open->lower[i] = DatumGetTimestampTz(BookingGetDatum(i, 1, &isnull));
 		open->upper[i] = DatumGetTimestampTz(BookingGetDatum(i, 2, &isnull));
 	}
-	return true;
 }
 
 /*

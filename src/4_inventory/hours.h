@@ -24,6 +24,8 @@ extern bool BookingOpenAllows(const BookingResource *r, TimestampTz lower, Times
 							  TimestampTz *closed_at);
 extern void BookingSetClosed(BookingResult *res, int64 resource, TimestampTz closed_at,
 							 const char *what);
+extern void BookingOpenTimeOf(Datum hours, Datum zone, TimestampTz lower, TimestampTz upper,
+							  BookingOpenTime *open);
 extern bool BookingOpenTimeWithin(int64 resource, int64 home, TimestampTz lower, TimestampTz upper,
 								  bool latest, BookingOpenTime *open);
 

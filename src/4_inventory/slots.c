@@ -39,7 +39,8 @@ PG_FUNCTION_INFO_V1(booking_free_slots);
  * it and its buffers do), in time order, with those buffers; no row for an
  * unknown resource.  One statement, so that on Citus it is one routed read.
  */
-#define FREE_SLOTS_QUERY "SELECT s, r.buffer_before, r.buffer_after FROM booking.resources r, " \
+#define FREE_SLOTS_QUERY "SELECT s, r.buffer_before, r.buffer_after, r.opening_hours, r.time_zone " \
+	"FROM booking.resources r, " \
 	"LATERAL (SELECT " BOOKING_SQL_WIDENED("pg_catalog.lower($2)", "pg_catalog.upper($2)", \
 										"r.buffer_before", "r.buffer_after") " AS w) AS wnd, " \
 	"LATERAL pg_catalog.unnest(pg_catalog.tstzmultirange(wnd.w) OPERATOR(pg_catalog.-) " \
@@ -73,6 +74,11 @@ typedef struct SlotWindow
 	TimestampTz upper;
 	int64		before;
 	int64		after;
+	int			n;				/* gaps, read into lower[] and upper[] by ReadGaps */
+	TimestampTz *gap_lower;
+	TimestampTz *gap_upper;
+	bool		has_hours;		/* the resource's opening hours, cut to the window */
+	BookingOpenTime open;
 } SlotWindow;
 
 /* t + d, kept within the timestamps PostgreSQL can represent */
@@ -92,6 +98,65 @@ BookingStayFootprint(TimestampTz lower, TimestampTz upper, const BookingResource
 {
 	return BookingMakeRange(ShiftClamped(lower, -r->buffer_before),
 							ShiftClamped(upper, r->buffer_after), false);
+}
+
+/* the n gaps of the last statement, out of SPI's rows */
+static void
+ReadGaps(SlotWindow *w, int n)
+{
+	TypeCacheEntry *typcache = lookup_type_cache(TSTZRANGEOID, TYPECACHE_RANGE_INFO);
+
+	w->n = n;
+	w->gap_lower = palloc(sizeof(TimestampTz) * Max(n, 1));
+	w->gap_upper = palloc(sizeof(TimestampTz) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		bool		isnull;
+		RangeBound	lo;
+		RangeBound	hi;
+		bool		empty;
+
+		range_deserialize(typcache, DatumGetRangeTypeP(BookingGetDatum(i, 1, &isnull)), &lo, &hi, &empty);
+		w->gap_lower[i] = DatumGetTimestampTz(lo.val);
+		w->gap_upper[i] = DatumGetTimestampTz(hi.val);
+	}
+}
+
+/*
+ * The pieces of [lower, upper) that are open (all of it without hours), in
+ * time order, at least min_us long; false when there is none.  *k: the open
+ * stretch to start from, moved on.
+ */
+static bool
+NextOpenPiece(const SlotWindow *w, TimestampTz lower, TimestampTz upper, int64 min_us, int *k,
+			  TimestampTz *a, TimestampTz *b)
+{
+	if (!w->has_hours)
+	{
+		if (*k > 0)
+			return false;
+		*k = 1;
+		*a = lower;
+		*b = upper;
+		return true;
+	}
+	for (; *k < w->open.n; (*k)++)
+	{
+		int64		length;
+
+		*a = Max(lower, w->open.lower[*k]);
+		*b = Min(upper, w->open.upper[*k]);
+		if (w->open.lower[*k] >= upper)
+			return false;
+		if (*b <= *a)
+			continue;
+		if (pg_sub_s64_overflow(*b, *a, &length) || length >= min_us)
+		{
+			(*k)++;
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
@@ -114,13 +179,30 @@ RunFreeSlots(int64 resource, SlotWindow *w, TimestampTz now, bool latest)
 	else
 		n = BookingExecute(&free_slots_plan, values, NULL, true, 0);
 	w->before = w->after = 0;
+	w->has_hours = false;
 	if (n > 0)
 	{
+		Datum		hours;
+
 		w->before = BookingIntervalUsecs(DatumGetIntervalP(BookingGetDatum(0, 2, &isnull)),
 										 "buffer_before");
 		w->after = BookingIntervalUsecs(DatumGetIntervalP(BookingGetDatum(0, 3, &isnull)),
 										"buffer_after");
+		hours = BookingGetDatum(0, 4, &isnull);
+		w->has_hours = !isnull;
+		if (w->has_hours)
+		{
+			Datum		zone = BookingGetDatum(0, 5, &isnull);
+
+			hours = PointerGetDatum(PG_DETOAST_DATUM_COPY(hours));
+			zone = PointerGetDatum(DatumGetTextPCopy(zone));
+			ReadGaps(w, n);
+			/* a statement of its own: the gaps were copied out first */
+			BookingOpenTimeOf(hours, zone, w->lower, w->upper, &w->open);
+			return n;
+		}
 	}
+	ReadGaps(w, n);
 	return n;
 }
 
@@ -133,16 +215,10 @@ RunFreeSlots(int64 resource, SlotWindow *w, TimestampTz now, bool latest)
 static bool
 SlotOf(int i, const SlotWindow *w, int64 min_us, TimestampTz *lower, TimestampTz *upper)
 {
-	bool		isnull;
-	RangeBound	lo;
-	RangeBound	hi;
-	bool		empty;
 	int64		length;
 
-	range_deserialize(lookup_type_cache(TSTZRANGEOID, TYPECACHE_RANGE_INFO),
-					  DatumGetRangeTypeP(BookingGetDatum(i, 1, &isnull)), &lo, &hi, &empty);
-	*lower = Max(ShiftClamped(DatumGetTimestampTz(lo.val), w->before), w->lower);
-	*upper = Min(ShiftClamped(DatumGetTimestampTz(hi.val), -w->after), w->upper);
+	*lower = Max(ShiftClamped(w->gap_lower[i], w->before), w->lower);
+	*upper = Min(ShiftClamped(w->gap_upper[i], -w->after), w->upper);
 	if (*upper <= *lower)
 		return false;
 	if (pg_sub_s64_overflow(*upper, *lower, &length))
@@ -172,10 +248,14 @@ BookingNextFreeSlot(int64 resource, TimestampTz from, int64 length_us,
 	{
 		TimestampTz lower;
 		TimestampTz upper;
+		TimestampTz a;
+		TimestampTz b;
+		int			k = 0;
 
-		if (SlotOf(i, &w, length_us, &lower, &upper))
+		if (SlotOf(i, &w, length_us, &lower, &upper) &&
+			NextOpenPiece(&w, lower, upper, length_us, &k, &a, &b))
 		{
-			*start = lower;
+			*start = a;
 			return true;
 		}
 	}
@@ -221,8 +301,6 @@ booking_free_slots(PG_FUNCTION_ARGS)
 	int64		min_us;
 	int			n;
 	SlotWindow	w;
-	BookingOpenTime open;
-	bool		has_hours;
 
 	resource = BookingArgId(fcinfo, 0, "resource");
 	BookingArgDuring(fcinfo, 1, "within", &lower, &upper);
@@ -241,8 +319,6 @@ booking_free_slots(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 
 	SPI_connect();
-	/* only open time, when the resource has opening hours (hours.c) */
-	has_hours = BookingOpenTimeWithin(resource, BookingHome(resource), lower, upper, false, &open);
 	/* lapsed holds judged at the statement's start: STABLE, as declared */
 	w.lower = lower;
 	w.upper = upper;
@@ -252,24 +328,15 @@ booking_free_slots(PG_FUNCTION_ARGS)
 		TimestampTz slot_lower;
 		TimestampTz slot_upper;
 
+		TimestampTz a;
+		TimestampTz b;
+		int			k = 0;
+
 		if (!SlotOf(i, &w, min_us, &slot_lower, &slot_upper))
 			continue;
-		if (!has_hours)
-		{
-			PutSlot(rsinfo, slot_lower, slot_upper);
-			continue;
-		}
-		for (int k = 0; k < open.n; k++)
-		{
-			TimestampTz a = Max(slot_lower, open.lower[k]);
-			TimestampTz b = Min(slot_upper, open.upper[k]);
-			int64		length;
-
-			if (b <= a)
-				continue;
-			if (pg_sub_s64_overflow(b, a, &length) || length >= min_us)
-				PutSlot(rsinfo, a, b);
-		}
+		/* only open time, when the resource has opening hours (hours.c) */
+		while (NextOpenPiece(&w, slot_lower, slot_upper, min_us, &k, &a, &b))
+			PutSlot(rsinfo, a, b);
 	}
 	SPI_finish();
 

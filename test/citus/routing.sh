@@ -125,6 +125,24 @@ one_trip "confirm (a booking on w1)" "$seat1" "SELECT code FROM booking.confirm(
 one_trip "cancel (a booking on w1)" "$seat1" "SELECT code FROM booking.cancel($held)"
 one_trip "cancel (a booking on w2)" "$room2" "SELECT code FROM booking.cancel($held2)"
 
+# 0.9.0: local time, series and opening hours run on the resource's worker
+one_trip "set_time_zone" "$room1" "SELECT code FROM booking.set_time_zone($room1, 'Europe/Paris')"
+one_trip "set_check_times" "$room1" "SELECT code FROM booking.set_check_times($room1, '15:00', '11:00')"
+one_trip "set_opening_hours" "$room2" "SELECT code FROM booking.set_opening_hours($room2, jsonb_build_object('mon', jsonb_build_array(jsonb_build_array('09:00', '18:00'))))"
+one_trip "reserve_nights on w1" "$room1" "SELECT code FROM booking.reserve_nights($room1, 'gil', '2030-10-01', '2030-10-03')"
+one_trip "reserve_series on w2" "$room2" "SELECT code FROM booking.reserve_series($room2, 'hal', tstzrange('2030-11-04 09:00+00', '2030-11-04 10:00+00'), '1 week', 4)"
+one_trip "reserve_stay on w2 outside its opening hours" "$room2" "SELECT code FROM booking.reserve_stay($room2, 'ivy', tstzrange('2030-11-05 09:00+00', '2030-11-05 10:00+00'))"
+home1=$(q "SELECT home FROM booking.resources WHERE id = $room1")
+home2=$(q "SELECT home FROM booking.resources WHERE id = $room2")
+check "the nights on w1 run from 15:00 to 11:00 Paris time, in the room's home (its shard)" \
+	"SELECT lower(during) || ' ' || upper(during) || ' ' || (home = $home1) FROM booking.bookings WHERE guest = 'gil'" \
+	"2030-10-01 13:00:00+00 2030-10-03 09:00:00+00 true"
+check "the series on w2: 4 occurrences of one group, all in the room's home (its shard)" \
+	"SELECT count(*) || ' ' || count(DISTINCT group_id) || ' ' || bool_and(home = $home2) FROM booking.bookings WHERE guest = 'hal'" \
+	"4 1 true"
+check "the stay outside the opening hours answered closed" \
+	"SELECT code FROM booking.reserve_stay($room2, 'ivy', tstzrange('2030-11-05 09:00+00', '2030-11-05 10:00+00'))" closed
+
 # what Citus itself sends for one call, for the record
 echo "# citus.log_remote_commands for reserve_seat on w1:"
 npsql coord -d "$CITUS_DB" -c "SET citus.log_remote_commands = on" -c "SET client_min_messages = notice" \
@@ -137,9 +155,17 @@ check_true "hold_expire on the coordinator reaches both workers" \
 	"SELECT $(stats_calls w1) > 0 AND $(stats_calls w2) > 0"
 stats_reset
 check "reserve_stays over a room of each worker answers ok" \
-	"SELECT code FROM booking.reserve_stays(ARRAY[$room1, $room2], 'group', tstzrange('2030-09-01', '2030-09-03'))" ok
+	"SELECT code FROM booking.reserve_stays(ARRAY[$room1, $room2], 'group', tstzrange('2030-09-02 09:00+00', '2030-09-02 10:00+00'))" ok
 echo "# reserve_stays over both workers: on w1 $(stats_text w1); on w2 $(stats_text w2)"
 check_true "a group over both workers touches both" \
 	"SELECT $(stats_calls w1) > 0 AND $(stats_calls w2) > 0"
+group=$(q "SELECT group_id FROM booking.bookings WHERE guest = 'group' LIMIT 1")
+stats_reset
+check "cancel_group of that group (0.9.0) cancels both members" \
+	"SELECT code || ': ' || message FROM booking.cancel_group($group)" "ok: Cancelled 2 bookings of group $group."
+check_true "cancel_group touched both workers" \
+	"SELECT $(stats_calls w1) > 0 AND $(stats_calls w2) > 0"
+check "both members are cancelled, each with its worker's row" \
+	"SELECT string_agg(status::text, ' ') FROM booking.bookings WHERE group_id = $group" "cancelled cancelled"
 
 citus_done

@@ -22,6 +22,9 @@ SELECT ok, code FROM booking.reserve_stay(1, 'ann', '[2030-03-04 08:00+00, 2030-
 SELECT * FROM booking.reserve_stay(1, 'bob', '[2030-03-04 10:30+00, 2030-03-04 11:30+00)');         -- 11:30-12:30
 SELECT ok, code, message FROM booking.reserve_stay(1, 'bob', '[2030-03-04 06:00+00, 2030-03-04 07:30+00)');  -- before opening
 SELECT ok, code, message FROM booking.reserve_stay(1, 'bob', '[2030-03-05 08:00+00, 2030-03-05 09:00+00)');  -- a Tuesday
+-- taken: the next free slot quoted is an open one (13:00 UTC, not 09:00,
+-- whose three hours would run past closing)
+SELECT ok, code, message FROM booking.reserve_stay(1, 'bob', '[2030-03-04 08:30+00, 2030-03-04 11:30+00)');
 -- free_slots: only open time, cut around ann's stay
 SELECT * FROM booking.free_slots(1, '[2030-03-04 00:00+00, 2030-03-06 00:00+00)', '0');
 SELECT * FROM booking.free_slots(1, '[2030-03-04 00:00+00, 2030-03-06 00:00+00)', '3 hours');
