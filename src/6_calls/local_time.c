@@ -64,46 +64,51 @@ TimeString(TimeADT t)
 	return DatumGetCString(DirectFunctionCall1(time_out, TimeADTGetDatum(t)));
 }
 
+/*
+ * Under the resource's row lock, plan's UPDATE of one setting ($1 the id,
+ * $2 the home, the rest the caller's); false with res set when the lock was
+ * not had.  *version: the resource's new version.
+ */
+static bool
+WriteSetting(LocalRequest *req, BookingPlan *plan, Datum *values, const char *nulls,
+			 int64 *version, BookingResult *res)
+{
+	BookingResource r;
+
+	if (!BookingLockResourceFor(req->resource, BookingLockTimeoutDefault(), &r, res))
+		return false;
+	values[0] = Int64GetDatum(r.id);
+	values[1] = Int64GetDatum(r.home);
+	(void) BookingExecute(plan, values, nulls, false, 1);
+	*version = BookingGetInt64(0, 1, NULL);
+	return true;
+}
+
 static void
 SetTimeZoneBody(void *state, BookingResult *res)
 {
 	LocalRequest *req = (LocalRequest *) state;
-	BookingResource r;
-	Datum		values[3];
+	Datum		values[3] = {0, 0, CStringGetTextDatum(req->zone)};
 	int64		version;
 
-	if (!BookingLockResourceFor(req->resource, BookingLockTimeoutDefault(), &r, res))
-		return;
-	values[0] = Int64GetDatum(r.id);
-	values[1] = Int64GetDatum(r.home);
-	values[2] = CStringGetTextDatum(req->zone);
-	(void) BookingExecute(&set_zone_plan, values, NULL, false, 1);
-	version = BookingGetInt64(0, 1, NULL);
-	BookingSetResult(res, BOOKING_DONE, -1,
-					 "Resource %lld now keeps the local time of %s (version %lld).",
-					 (long long) req->resource, req->zone, (long long) version);
+	if (WriteSetting(req, &set_zone_plan, values, NULL, &version, res))
+		BookingSetResult(res, BOOKING_DONE, -1,
+						 "Resource %lld now keeps the local time of %s (version %lld).",
+						 (long long) req->resource, req->zone, (long long) version);
 }
 
 static void
 SetCheckTimesBody(void *state, BookingResult *res)
 {
 	LocalRequest *req = (LocalRequest *) state;
-	BookingResource r;
-	Datum		values[4];
+	Datum		values[4] = {0, 0, TimeADTGetDatum(req->check_in), TimeADTGetDatum(req->check_out)};
 	int64		version;
 
-	if (!BookingLockResourceFor(req->resource, BookingLockTimeoutDefault(), &r, res))
-		return;
-	values[0] = Int64GetDatum(r.id);
-	values[1] = Int64GetDatum(r.home);
-	values[2] = TimeADTGetDatum(req->check_in);
-	values[3] = TimeADTGetDatum(req->check_out);
-	(void) BookingExecute(&set_times_plan, values, NULL, false, 1);
-	version = BookingGetInt64(0, 1, NULL);
-	BookingSetResult(res, BOOKING_DONE, -1,
-					 "Nights on resource %lld now run from check-in at %s to check-out at %s, local time (version %lld).",
-					 (long long) req->resource, TimeString(req->check_in), TimeString(req->check_out),
-					 (long long) version);
+	if (WriteSetting(req, &set_times_plan, values, NULL, &version, res))
+		BookingSetResult(res, BOOKING_DONE, -1,
+						 "Nights on resource %lld now run from check-in at %s to check-out at %s, local time (version %lld).",
+						 (long long) req->resource, TimeString(req->check_in), TimeString(req->check_out),
+						 (long long) version);
 }
 
 /*
@@ -114,27 +119,16 @@ static void
 SetOpeningHoursBody(void *state, BookingResult *res)
 {
 	LocalRequest *req = (LocalRequest *) state;
-	BookingResource r;
-	Datum		values[3];
-	char		nulls[3] = {' ', ' ', ' '};
+	Datum		values[3] = {0, 0, PointerGetDatum(req->hours)};
+	char		nulls[3] = {' ', ' ', req->hours == NULL ? 'n' : ' '};
 	int64		version;
 
-	if (!BookingLockResourceFor(req->resource, BookingLockTimeoutDefault(), &r, res))
-		return;
-	if (req->hours != NULL)
-		BookingCheckHours(req->hours);
-	values[0] = Int64GetDatum(r.id);
-	values[1] = Int64GetDatum(r.home);
-	values[2] = PointerGetDatum(req->hours);
-	if (req->hours == NULL)
-		nulls[2] = 'n';
-	(void) BookingExecute(&set_hours_plan, values, nulls, false, 1);
-	version = BookingGetInt64(0, 1, NULL);
-	BookingSetResult(res, BOOKING_DONE, -1,
-					 req->hours == NULL ?
-					 "Resource %lld is now always open (version %lld)." :
-					 "Resource %lld now takes bookings only within its opening hours (version %lld).",
-					 (long long) req->resource, (long long) version);
+	if (WriteSetting(req, &set_hours_plan, values, nulls, &version, res))
+		BookingSetResult(res, BOOKING_DONE, -1,
+						 req->hours == NULL ?
+						 "Resource %lld is now always open (version %lld)." :
+						 "Resource %lld now takes bookings only within its opening hours (version %lld).",
+						 (long long) req->resource, (long long) version);
 }
 
 /*
@@ -150,6 +144,14 @@ booking_set_opening_hours(PG_FUNCTION_ARGS)
 	req.hours = PG_ARGISNULL(1) ? NULL : PG_GETARG_JSONB_P(1);
 	if (BookingForwarding())
 		return BookingForward(fcinfo, "shard_set_opening_hours", BookingHome(req.resource), req.resource);
+
+	/* checked before anything is locked or written: 22023 naming hours */
+	if (req.hours != NULL)
+	{
+		SPI_connect();
+		BookingCheckHours(req.hours);
+		SPI_finish();
+	}
 
 	PG_RETURN_DATUM(BookingCallOnResource(fcinfo, req.resource, SetOpeningHoursBody, &req));
 }

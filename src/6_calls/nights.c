@@ -104,9 +104,9 @@ booking_reserve_nights(PG_FUNCTION_ARGS)
 {
 	NightsRequest *nr = palloc0(sizeof(NightsRequest));
 	BookingStayRequest *req = &nr->stay;
-	BookingCall call;
+	const char *key;
+	const char *request = NULL;
 
-	memset(&call, 0, sizeof(call));
 	req->resource = BookingArgId(fcinfo, 0, "resource");
 	req->home = BookingHome(req->resource);
 	req->guest = BookingArgGuest(fcinfo, 1);
@@ -119,14 +119,14 @@ booking_reserve_nights(PG_FUNCTION_ARGS)
 				 errdetail("The departure given is %s; the arrival is %s.",
 						   DateString(nr->departure), DateString(nr->arrival))));
 	req->has_hold = BookingArgHold(fcinfo, 4, &req->hold_us);
-	call.key = BookingArgKey(fcinfo, 5);
+	key = BookingArgKey(fcinfo, 5);
 	req->timeout_ms = BookingArgLockTimeout(fcinfo, 6);
 	req->metadata = BookingArgMetadata(fcinfo, 7, &req->metadata_text);
 	req->now = GetCurrentTimestamp();
 	if (BookingForwarding())
 		return BookingForward(fcinfo, "shard_reserve_nights", req->home, req->resource);
 
-	if (call.key != NULL)
+	if (key != NULL)
 	{
 		const char *fields[5];
 
@@ -136,15 +136,9 @@ booking_reserve_nights(PG_FUNCTION_ARGS)
 		fields[2] = psprintf("%d", (int) nr->arrival);
 		fields[3] = psprintf("%d", (int) nr->departure);
 		fields[4] = req->has_hold ? psprintf(INT64_FORMAT, req->hold_us) : NULL;
-		call.request = BookingRequestString("reserve_nights", 5, fields, req->metadata_text);
+		request = BookingRequestString("reserve_nights", 5, fields, req->metadata_text);
 	}
-	call.timeout_ms = req->timeout_ms;
-	call.resource = req->resource;
-	call.home = req->home;
-	call.now = req->now;
-	call.body = ReserveNightsBody;
-	call.state = nr;
-	return BookingCallDatum(fcinfo, &call);
+	return BookingStayFrame(fcinfo, req, key, request, ReserveNightsBody, nr);
 }
 
 BOOKING_SHARD_TWIN(reserve_nights)

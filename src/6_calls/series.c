@@ -42,6 +42,7 @@
 #include "4_inventory/range.h"
 #include "4_inventory/slots.h"
 #include "5_scaleout/route.h"
+#include "6_calls/stay.h"
 
 PG_FUNCTION_INFO_V1(booking_reserve_series);
 
@@ -329,9 +330,9 @@ booking_reserve_series(PG_FUNCTION_ARGS)
 {
 	SeriesRequest *sr = palloc0(sizeof(SeriesRequest));
 	BookingStayRequest *req = &sr->stay;
-	BookingCall call;
+	const char *key;
+	const char *request = NULL;
 
-	memset(&call, 0, sizeof(call));
 	req->resource = BookingArgId(fcinfo, 0, "resource");
 	req->home = BookingHome(req->resource);
 	req->guest = BookingArgGuest(fcinfo, 1);
@@ -339,14 +340,14 @@ booking_reserve_series(PG_FUNCTION_ARGS)
 	sr->count = CountArg(fcinfo, 4);
 	sr->every = EveryArg(fcinfo, 3, sr);
 	req->has_hold = BookingArgHold(fcinfo, 5, &req->hold_us);
-	call.key = BookingArgKey(fcinfo, 6);
+	key = BookingArgKey(fcinfo, 6);
 	req->timeout_ms = BookingArgLockTimeout(fcinfo, 7);
 	req->metadata = BookingArgMetadata(fcinfo, 8, &req->metadata_text);
 	req->now = GetCurrentTimestamp();
 	if (BookingForwarding())
 		return BookingForward(fcinfo, "shard_reserve_series", req->home, req->resource);
 
-	if (call.key != NULL)
+	if (key != NULL)
 	{
 		const char *fields[7];
 
@@ -357,16 +358,10 @@ booking_reserve_series(PG_FUNCTION_ARGS)
 		fields[4] = psprintf("%d/%d/" INT64_FORMAT, sr->every->month, sr->every->day, sr->every->time);
 		fields[5] = psprintf("%d", sr->count);
 		fields[6] = req->has_hold ? psprintf(INT64_FORMAT, req->hold_us) : NULL;
-		call.request = BookingRequestString("reserve_series", 7, fields, req->metadata_text);
+		request = BookingRequestString("reserve_series", 7, fields, req->metadata_text);
 	}
 	BookingStayPrepare(req);
-	call.timeout_ms = req->timeout_ms;
-	call.resource = req->resource;
-	call.home = req->home;
-	call.now = req->now;
-	call.body = ReserveSeriesBody;
-	call.state = sr;
-	return BookingCallDatum(fcinfo, &call);
+	return BookingStayFrame(fcinfo, req, key, request, ReserveSeriesBody, sr);
 }
 
 BOOKING_SHARD_TWIN(reserve_series)

@@ -100,27 +100,39 @@ StayRequestString(const char *fn, const char *target, BookingStayRequest *req)
 	return BookingRequestString(fn, 5, fields, req->metadata_text);
 }
 
+/*
+ * The call frame of a stay call on req's resource, with the key and the
+ * request it made of its arguments (NULL without a key); body gets state.
+ */
 Datum
-BookingStayRunCall(FunctionCallInfo fcinfo, BookingStayRequest *req, const char *fn,
-				   const char *target, BookingBodyFn body, bool route)
+BookingStayFrame(FunctionCallInfo fcinfo, BookingStayRequest *req, const char *key,
+				 const char *request, BookingBodyFn body, void *state)
 {
 	BookingCall call;
 
 	memset(&call, 0, sizeof(call));
-	call.key = BookingArgKey(fcinfo, 4);
-	if (route && BookingForwarding())
-		return BookingForward(fcinfo, psprintf("shard_%s", fn), req->home, req->resource);
-	if (call.key != NULL)
-		call.request = StayRequestString(fn, target, req);
+	call.key = key;
+	call.request = request;
 	call.timeout_ms = req->timeout_ms;
 	call.resource = req->resource;
 	call.home = req->home;
 	call.now = req->now;
 	call.body = body;
-	call.state = req;
-
-	BookingStayPrepare(req);
+	call.state = state;
 	return BookingCallDatum(fcinfo, &call);
+}
+
+Datum
+BookingStayRunCall(FunctionCallInfo fcinfo, BookingStayRequest *req, const char *fn,
+				   const char *target, BookingBodyFn body, bool route)
+{
+	const char *key = BookingArgKey(fcinfo, 4);
+
+	if (route && BookingForwarding())
+		return BookingForward(fcinfo, psprintf("shard_%s", fn), req->home, req->resource);
+	BookingStayPrepare(req);
+	return BookingStayFrame(fcinfo, req, key, key != NULL ? StayRequestString(fn, target, req) : NULL,
+							body, req);
 }
 
 /*

@@ -13,6 +13,8 @@
 
 extern void BookingReserveStayBody(void *state, BookingResult *res);
 extern void BookingStayReadArgs(FunctionCallInfo fcinfo, BookingStayRequest *req);
+extern Datum BookingStayFrame(FunctionCallInfo fcinfo, BookingStayRequest *req, const char *key,
+							  const char *request, BookingBodyFn body, void *state);
 extern Datum BookingStayRunCall(FunctionCallInfo fcinfo, BookingStayRequest *req, const char *fn,
 								const char *target, BookingBodyFn body, bool route);
 extern Datum BookingStayCallOn(FunctionCallInfo fcinfo, const char *argname, const char *fn,
