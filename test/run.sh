@@ -40,9 +40,9 @@
 # runs.  The whole run, build included, has a budget too
 # (BOOKING_TIMEOUT_TOTAL, default 3300 s): a stage gets at most what is left
 # of it, and a stage that no time is left for fails without running.  A full
-# run took 46 minutes on 2 cores (measured 2026-12-04 with the chroots cached):
-# 22 for PostgreSQL 15 (citus 11, reliability 5, stress 3), 17.5 for pg17
-# (citus 11.5, stress 3, package and crossdump 3) and 6 for pg18; making a
+# run took 47 minutes on 2 cores (measured 2026-12-04 with the chroots cached):
+# 22 for PostgreSQL 15 (citus 11, reliability 5, stress 3), 18 for pg17
+# (citus 11, stress 3.5, package and crossdump 3) and 6.5 for pg18; making a
 # chroot adds 2 to 5 minutes the first time.
 #
 # Environment:
