@@ -178,31 +178,25 @@ RunFreeSlots(int64 resource, SlotWindow *w, TimestampTz now, bool latest)
 		n = BookingExecuteCommitted(&free_slots_committed_plan, values, NULL, 0);
 	else
 		n = BookingExecute(&free_slots_plan, values, NULL, true, 0);
+	ReadGaps(w, n);
 	w->before = w->after = 0;
 	w->has_hours = false;
 	if (n > 0)
 	{
-		Datum		hours;
+		bool		no_hours;
+		Datum		hours = BookingGetDatum(0, 4, &no_hours);
 
 		w->before = BookingIntervalUsecs(DatumGetIntervalP(BookingGetDatum(0, 2, &isnull)),
 										 "buffer_before");
 		w->after = BookingIntervalUsecs(DatumGetIntervalP(BookingGetDatum(0, 3, &isnull)),
 										"buffer_after");
-		hours = BookingGetDatum(0, 4, &isnull);
-		w->has_hours = !isnull;
+		w->has_hours = !no_hours;
+		/* a statement of its own, after the gaps were copied out */
 		if (w->has_hours)
-		{
-			Datum		zone = BookingGetDatum(0, 5, &isnull);
-
-			hours = PointerGetDatum(PG_DETOAST_DATUM_COPY(hours));
-			zone = PointerGetDatum(DatumGetTextPCopy(zone));
-			ReadGaps(w, n);
-			/* a statement of its own: the gaps were copied out first */
-			BookingOpenTimeOf(hours, zone, w->lower, w->upper, &w->open);
-			return n;
-		}
+			BookingOpenTimeOf(PointerGetDatum(PG_DETOAST_DATUM_COPY(hours)),
+							  PointerGetDatum(DatumGetTextPCopy(BookingGetDatum(0, 5, &isnull))),
+							  w->lower, w->upper, &w->open);
 	}
-	ReadGaps(w, n);
 	return n;
 }
 
