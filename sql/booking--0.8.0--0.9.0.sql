@@ -1,7 +1,7 @@
 -- booking 0.8.0 -> 0.9.0: local time (set_time_zone, set_check_times,
--- reserve_nights, set_opening_hours), recurring series (reserve_series)
--- and cancel_group;
--- docs/local-time.md
+-- reserve_nights, set_opening_hours), recurring series (reserve_series),
+-- cancel_group, and capacity over time (reserve_slot, slots_left);
+-- docs/local-time.md, docs/slots.md
 \echo Use "ALTER EXTENSION booking UPDATE TO '0.9.0'" to load this file. \quit
 
 -- a resource's local time; constant defaults: no table rewrite
@@ -10,6 +10,49 @@ ALTER TABLE booking.resources
     ADD COLUMN check_in time NOT NULL DEFAULT '00:00',
     ADD COLUMN check_out time NOT NULL DEFAULT '00:00',
     ADD COLUMN opening_hours jsonb NULL;
+
+-- capacity over time: a slot booking holds quantity units of its
+-- resource's capacity over during; it has no footprint (blocked), so the
+-- exclusion constraint of stays leaves it alone, and reserve_slot decides
+-- under the resource row's lock, reading the slots that overlap through
+-- bookings_slots_idx.  slotted: reserve_slot has booked this resource, so
+-- a stay on it must also leave room among its slots (docs/slots.md).
+ALTER TABLE booking.resources
+    ADD COLUMN slotted boolean NOT NULL DEFAULT false;
+ALTER TABLE booking.bookings
+    DROP CONSTRAINT bookings_row_check,
+    ADD CONSTRAINT bookings_row_check CHECK (quantity > 0
+        AND ((status = 'pending') = (expires_at IS NOT NULL) OR status IN ('cancelled', 'expired'))
+        AND (during IS NOT NULL OR blocked IS NULL) AND (blocked IS NULL OR blocked @> during));
+CREATE INDEX bookings_slots_idx ON booking.bookings USING gist (home, resource_id, during)
+    WHERE blocked IS NULL AND during IS NOT NULL AND status IN ('pending', 'confirmed');
+
+CREATE FUNCTION booking.reserve_slot(resource bigint, guest text, during tstzrange,
+        quantity integer DEFAULT 1, hold interval DEFAULT NULL,
+        idempotency_key text DEFAULT NULL, lock_timeout interval DEFAULT NULL,
+        metadata jsonb DEFAULT NULL)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_reserve_slot'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.reserve_slot(bigint, text, tstzrange, integer, interval, text, interval, jsonb) IS
+'takes quantity units of the resource''s capacity over during; at no instant do its slot bookings exceed capacity';
+
+CREATE FUNCTION booking.slots_left(resource bigint, within tstzrange)
+    RETURNS TABLE (during tstzrange, free integer)
+    AS 'MODULE_PATHNAME', 'booking_slots_left'
+    LANGUAGE C STABLE PARALLEL SAFE ROWS 10
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.slots_left(bigint, tstzrange) IS
+'the free units of a resource over within, as consecutive ranges of one free count, open time only';
+
+CREATE FUNCTION booking.shard_reserve_slot(resource bigint, guest text, during tstzrange, quantity integer, hold interval, idempotency_key text, lock_timeout interval, metadata jsonb, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_reserve_slot'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_reserve_slot(bigint, text, tstzrange, integer, interval, text, interval, jsonb, bigint) IS
+'internal: booking.reserve_slot on the node that holds the resource (Citus)';
 
 CREATE FUNCTION booking.set_time_zone(resource bigint, time_zone text)
     RETURNS booking.result
@@ -117,13 +160,17 @@ REVOKE ALL ON FUNCTION booking.set_time_zone(bigint, text),
     booking.reserve_nights(bigint, text, date, date, interval, text, interval, jsonb),
     booking.reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb),
     booking.cancel_group(bigint, timestamptz, text),
+    booking.reserve_slot(bigint, text, tstzrange, integer, interval, text, interval, jsonb),
+    booking.slots_left(bigint, tstzrange),
+    booking.shard_reserve_slot(bigint, text, tstzrange, integer, interval, text, interval, jsonb, bigint),
     booking.shard_set_time_zone(bigint, text, bigint),
     booking.shard_set_check_times(bigint, time, time, bigint),
     booking.shard_reserve_nights(bigint, text, date, date, interval, text, interval, jsonb, bigint),
     booking.shard_reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb, bigint)
     FROM PUBLIC;
 
--- grant_client gives reserve_nights, reserve_series and cancel_group;
+-- grant_client gives reserve_nights, reserve_series, cancel_group,
+-- reserve_slot and slots_left;
 -- grant_admin the three settings.
 -- Run them again for the roles they were given to.
 CREATE OR REPLACE FUNCTION booking.grant_client(role regrole)
@@ -141,6 +188,7 @@ DECLARE
         'booking.reserve_stay_any(bigint, text, tstzrange, interval, text, interval, jsonb)',
         'booking.reserve_nights(bigint, text, date, date, interval, text, interval, jsonb)',
         'booking.reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb)',
+        'booking.reserve_slot(bigint, text, tstzrange, integer, interval, text, interval, jsonb)',
         'booking.confirm(bigint, text)',
         'booking.cancel(bigint, text)',
         'booking.cancel_group(bigint, timestamptz, text)',
@@ -151,7 +199,8 @@ DECLARE
         'booking.join_waitlist(bigint, text, integer, text, jsonb)',
         'booking.get_booking(bigint)',
         'booking.seats_left(bigint)',
-        'booking.free_slots(bigint, tstzrange, interval)'];
+        'booking.free_slots(bigint, tstzrange, interval)',
+        'booking.slots_left(bigint, tstzrange)'];
 BEGIN
     IF role IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed', MESSAGE = 'role must not be null';
@@ -174,7 +223,7 @@ BEGIN
 END
 $grant$;
 COMMENT ON FUNCTION booking.grant_client(regrole) IS
-'grants an application role the reservation calls (reserve, reserve_nights, reserve_series, confirm, cancel, cancel_group, extend, reduce, move, join_waitlist, get_booking, seats_left, free_slots) and SELECT on resources and bookings; for a superuser or the extension''s owner';
+'grants an application role the reservation calls (reserve, reserve_nights, reserve_series, reserve_slot, confirm, cancel, cancel_group, extend, reduce, move, join_waitlist, get_booking, seats_left, free_slots, slots_left) and SELECT on resources and bookings; for a superuser or the extension''s owner';
 
 
 CREATE OR REPLACE FUNCTION booking.grant_admin(role regrole)

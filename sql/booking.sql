@@ -110,6 +110,9 @@ CREATE TABLE booking.resources (
     -- (0.9.0) per weekday the local windows a stay must lie in, as
     -- set_opening_hours checked them; NULL: always open
     opening_hours jsonb NULL,
+    -- (0.9.0) reserve_slot has booked it: a stay on it takes every unit, so
+    -- it must leave room among the slots (docs/slots.md)
+    slotted     boolean NOT NULL DEFAULT false,
     -- one constraint, not five: the executor re-reads every CHECK of a table
     -- for each statement, and this row is written by every sale.  The last
     -- term makes a write of taken on a striped resource (say, from a session
@@ -163,7 +166,8 @@ CREATE TABLE booking.bookings (
     -- (bookings_guest_idx), so a resource without a limit pays nothing
     limited     boolean NOT NULL DEFAULT false,
     -- a stay's footprint: during widened by its resource's buffers; the
-    -- exclusion constraint compares footprints
+    -- exclusion constraint compares footprints.  NULL with during: a slot
+    -- booking (reserve_slot), which holds quantity units over during
     blocked     tstzrange NULL,
     -- (0.8.0) the caller's own data (an order id, a cart): a JSON object of
     -- at most 8 kB, checked by the calls; copied into every event's payload
@@ -172,7 +176,7 @@ CREATE TABLE booking.bookings (
     -- normalizes during to a non-empty [lower, upper) before it writes
     CONSTRAINT bookings_row_check CHECK (quantity > 0
         AND ((status = 'pending') = (expires_at IS NOT NULL) OR status IN ('cancelled', 'expired'))
-        AND (during IS NULL) = (blocked IS NULL) AND (during IS NULL OR blocked @> during)),
+        AND (during IS NOT NULL OR blocked IS NULL) AND (blocked IS NULL OR blocked @> during)),
     CONSTRAINT bookings_pkey PRIMARY KEY (home, id),
     CONSTRAINT bookings_no_overlap EXCLUDE USING gist (
         home WITH =, resource_id WITH =, blocked WITH &&, validity WITH &&)
@@ -182,6 +186,9 @@ ALTER SEQUENCE booking.bookings_id_seq OWNED BY booking.bookings.id;
 CREATE INDEX bookings_pending_idx ON booking.bookings (home, resource_id, expires_at) WHERE status = 'pending';
 CREATE INDEX bookings_expiry_idx ON booking.bookings (home, expires_at) WHERE status = 'pending';
 CREATE INDEX bookings_group_idx ON booking.bookings (home, group_id) WHERE group_id IS NOT NULL;
+-- the slots reserve_slot sweeps under the resource's lock (4_inventory/capacity.c)
+CREATE INDEX bookings_slots_idx ON booking.bookings USING gist (home, resource_id, during)
+    WHERE blocked IS NULL AND during IS NOT NULL AND status IN ('pending', 'confirmed');
 CREATE INDEX bookings_guest_idx ON booking.bookings (home, resource_id, guest)
     WHERE limited AND status IN ('pending', 'confirmed');
 -- a resource's waitlist in join order; "> expired" is "waiting" (see the type)
@@ -501,6 +508,25 @@ CREATE FUNCTION booking.cancel_group(group_id bigint, from_time timestamptz DEFA
     SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION booking.cancel_group(bigint, timestamptz, text) IS
 'cancels every blocking booking of a group (a series, a reserve_stays group, a reserve_seats pass) that starts at or after from_time, at once';
+
+CREATE FUNCTION booking.reserve_slot(resource bigint, guest text, during tstzrange,
+        quantity integer DEFAULT 1, hold interval DEFAULT NULL,
+        idempotency_key text DEFAULT NULL, lock_timeout interval DEFAULT NULL,
+        metadata jsonb DEFAULT NULL)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_reserve_slot'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.reserve_slot(bigint, text, tstzrange, integer, interval, text, interval, jsonb) IS
+'takes quantity units of the resource''s capacity over during; at no instant do its slot bookings exceed capacity';
+
+CREATE FUNCTION booking.slots_left(resource bigint, within tstzrange)
+    RETURNS TABLE (during tstzrange, free integer)
+    AS 'MODULE_PATHNAME', 'booking_slots_left'
+    LANGUAGE C STABLE PARALLEL SAFE ROWS 10
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.slots_left(bigint, tstzrange) IS
+'the free units of a resource over within, as consecutive ranges of one free count, open time only';
 
 CREATE FUNCTION booking.free_slots(resource bigint, within tstzrange, min_length interval)
     RETURNS SETOF tstzrange
@@ -914,6 +940,14 @@ CREATE FUNCTION booking.shard_reserve_series(resource bigint, guest text, first 
 COMMENT ON FUNCTION booking.shard_reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb, bigint) IS
 'internal: booking.reserve_series on the node that holds the resource (Citus)';
 
+CREATE FUNCTION booking.shard_reserve_slot(resource bigint, guest text, during tstzrange, quantity integer, hold interval, idempotency_key text, lock_timeout interval, metadata jsonb, home bigint)
+    RETURNS booking.result
+    AS 'MODULE_PATHNAME', 'booking_shard_reserve_slot'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION booking.shard_reserve_slot(bigint, text, tstzrange, integer, interval, text, interval, jsonb, bigint) IS
+'internal: booking.reserve_slot on the node that holds the resource (Citus)';
+
 ------------------------------------------------------------------------------
 -- roles (0.7.0): what each kind of role may call, granted in one call
 ------------------------------------------------------------------------------
@@ -939,6 +973,7 @@ DECLARE
         'booking.reserve_stay_any(bigint, text, tstzrange, interval, text, interval, jsonb)',
         'booking.reserve_nights(bigint, text, date, date, interval, text, interval, jsonb)',
         'booking.reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb)',
+        'booking.reserve_slot(bigint, text, tstzrange, integer, interval, text, interval, jsonb)',
         'booking.confirm(bigint, text)',
         'booking.cancel(bigint, text)',
         'booking.cancel_group(bigint, timestamptz, text)',
@@ -949,7 +984,8 @@ DECLARE
         'booking.join_waitlist(bigint, text, integer, text, jsonb)',
         'booking.get_booking(bigint)',
         'booking.seats_left(bigint)',
-        'booking.free_slots(bigint, tstzrange, interval)'];
+        'booking.free_slots(bigint, tstzrange, interval)',
+        'booking.slots_left(bigint, tstzrange)'];
 BEGIN
     IF role IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'null_value_not_allowed', MESSAGE = 'role must not be null';
@@ -972,7 +1008,7 @@ BEGIN
 END
 $grant$;
 COMMENT ON FUNCTION booking.grant_client(regrole) IS
-'grants an application role the reservation calls (reserve, reserve_nights, reserve_series, confirm, cancel, cancel_group, extend, reduce, move, join_waitlist, get_booking, seats_left, free_slots) and SELECT on resources and bookings; for a superuser or the extension''s owner';
+'grants an application role the reservation calls (reserve, reserve_nights, reserve_series, reserve_slot, confirm, cancel, cancel_group, extend, reduce, move, join_waitlist, get_booking, seats_left, free_slots, slots_left) and SELECT on resources and bookings; for a superuser or the extension''s owner';
 
 CREATE FUNCTION booking.grant_relay(role regrole)
     RETURNS text

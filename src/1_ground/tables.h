@@ -35,6 +35,7 @@ typedef struct BookingResource
 	int64		buffer_after;	/* and after it */
 	int32		waiting;		/* entries in its waitlist (4_inventory/line.c) */
 	bool		has_hours;		/* opening hours set (4_inventory/hours.c) */
+	bool		slotted;		/* reserve_slot has booked it (4_inventory/capacity.c) */
 } BookingResource;
 
 /* booking.status */

@@ -41,7 +41,7 @@
 #include "2_locks/rowlock.h"
 
 #define RESOURCE_COLUMNS "SELECT capacity, taken, version, stripes, " \
-	"COALESCE(guest_limit, 0), buffer_before, buffer_after, waiting, opening_hours IS NOT NULL " \
+	"COALESCE(guest_limit, 0), buffer_before, buffer_after, waiting, opening_hours IS NOT NULL, slotted " \
 	"FROM booking.resources " \
 	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1"
 
@@ -92,6 +92,7 @@ RunLockStatement(void *arg)
 													 "buffer_after");
 		la->res->waiting = BookingGetInt32(0, 8, NULL);
 		la->res->has_hours = BookingGetBool(0, 9);
+		la->res->slotted = BookingGetBool(0, 10);
 	}
 }
 

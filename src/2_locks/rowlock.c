@@ -170,6 +170,7 @@ ReadResource(Relation rel, TupleTableSlot *slot, BookingResource *res)
 
 		(void) slot_getattr(slot, ColumnOf(rel, "opening_hours"), &isnull);
 		res->has_hours = !isnull;
+		res->slotted = DatumGetBool(slot_getattr(slot, ColumnOf(rel, "slotted"), &isnull)) && !isnull;
 	}
 }
 

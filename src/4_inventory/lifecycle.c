@@ -33,7 +33,7 @@ static BookingPlan owner_plan = {
 };
 static BookingPlan read_plan = {
 	"SELECT CAST(status AS pg_catalog.text), expires_at, quantity, during IS NULL, created_at, "
-	"pg_catalog.upper(during) "
+	"pg_catalog.upper(during), blocked IS NULL AND during IS NOT NULL "
 	"FROM booking.bookings WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1",
 	2, {INT8OID, INT8OID}
 };
@@ -91,6 +91,7 @@ BookingLockBooking(BookingLifecycle *req, BookingLocked *b, BookingResult *res)
 	b->expires_at = DatumGetTimestampTz(BookingGetDatum(0, 2, &isnull));
 	b->quantity = BookingGetInt32(0, 3, NULL);
 	b->is_seat = BookingGetBool(0, 4);
+	b->is_slot = BookingGetBool(0, 7);
 	b->created_at = DatumGetTimestampTz(BookingGetDatum(0, 5, &isnull));
 	b->ends_at = b->is_seat ? 0 : DatumGetTimestampTz(BookingGetDatum(0, 6, &isnull));
 	return true;

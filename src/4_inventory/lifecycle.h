@@ -28,6 +28,7 @@ typedef struct BookingLocked
 	TimestampTz expires_at;
 	int32		quantity;
 	bool		is_seat;
+	bool		is_slot;		/* reserve_slot's: a range, no footprint */
 	TimestampTz created_at;
 	TimestampTz ends_at;		/* a stay's end (upper(during)); 0 for seats */
 } BookingLocked;

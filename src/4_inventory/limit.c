@@ -82,13 +82,14 @@ BookingGuestLimitAllows(const BookingResource *r, text *guest, int32 quantity,
 }
 
 /*
- * Whether a stay of r (row held by the caller) may move to a range that has
- * not ended: checked as if it were booked anew, so the guest's other stays
- * plus this one must be within the limit; false with res set otherwise.
+ * Whether a stay or slot booking of r (row held by the caller) holding
+ * quantity units may move to a range that has not ended: checked as if it
+ * were booked anew, so the guest's others plus this one must be within the
+ * limit; false with res set otherwise.
  */
 bool
-BookingGuestLimitAllowsMove(const BookingResource *r, int64 booking, TimestampTz now,
-							BookingResult *res)
+BookingGuestLimitAllowsMove(const BookingResource *r, int64 booking, int32 quantity,
+							TimestampTz now, BookingResult *res)
 {
 	Datum		values[4] = {Int64GetDatum(r->home), Int64GetDatum(r->id),
 	Int64GetDatum(booking), TimestampTzGetDatum(now)};
@@ -98,7 +99,7 @@ BookingGuestLimitAllowsMove(const BookingResource *r, int64 booking, TimestampTz
 		return true;
 	(void) BookingExecuteLatest(&others_plan, values, NULL, 1);
 	others = BookingGetInt64(0, 1, NULL);
-	if (others + 1 <= r->guest_limit)
+	if (others + quantity <= r->guest_limit)
 		return true;
 	BookingSetResult(res, BOOKING_GUEST_LIMIT, -1,
 					 "Guest limit: this guest already has %lld other %s of the %d allowed per guest on resource %lld; booking %lld keeps its range.",

@@ -12,7 +12,7 @@
 
 extern bool BookingGuestLimitAllows(const BookingResource *r, text *guest, int32 quantity,
 									bool stays, TimestampTz now, BookingResult *res);
-extern bool BookingGuestLimitAllowsMove(const BookingResource *r, int64 booking, TimestampTz now,
-										BookingResult *res);
+extern bool BookingGuestLimitAllowsMove(const BookingResource *r, int64 booking, int32 quantity,
+										TimestampTz now, BookingResult *res);
 
 #endif							/* BOOKING_LIMIT_H */

@@ -58,6 +58,7 @@ static const char *const twins[] = {
 	"shard_set_opening_hours(bigint, jsonb, bigint)",
 	"shard_reserve_nights(bigint, text, date, date, interval, text, interval, jsonb, bigint)",
 	"shard_reserve_series(bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb, bigint)",
+	"shard_reserve_slot(bigint, text, tstzrange, integer, interval, text, interval, jsonb, bigint)",
 };
 
 /* distributed by home, co-located with the first */

@@ -36,6 +36,7 @@
 #include "3_frame/call.h"
 #include "3_frame/events.h"
 #include "3_frame/idempotency.h"
+#include "4_inventory/capacity.h"
 #include "4_inventory/counter.h"
 #include "4_inventory/lifecycle.h"
 #include "4_inventory/hours.h"
@@ -168,6 +169,7 @@ ReduceBody(void *state, BookingResult *res)
 typedef struct MoveArgs
 {
 	Datum		values[4];
+	char		nulls[4];
 } MoveArgs;
 
 static void
@@ -175,7 +177,7 @@ RunMove(void *arg)
 {
 	MoveArgs   *ma = (MoveArgs *) arg;
 
-	(void) BookingExecute(&move_plan, ma->values, NULL, false, 0);
+	(void) BookingExecute(&move_plan, ma->values, ma->nulls, false, 0);
 }
 
 static void
@@ -189,6 +191,28 @@ SetMoveRefusal(BookingResult *res, BookingCode code, AmendRequest *req, int64 re
 					 "Booking %lld keeps its range: resource %lld is already booked for part of the new one.%s" :
 					 "Booking %lld keeps its range: resource %lld was just booked for an overlapping range by a concurrent request.%s",
 					 (long long) req->life.booking, (long long) resource, next);
+}
+
+/*
+ * Whether slot booking b's units fit over the new range beside every other
+ * booking of its resource that blocks (capacity.c); false with res set
+ * (sold_out) when not.
+ */
+static bool
+SlotMoveFits(AmendRequest *req, BookingLocked *b, Datum validity, BookingResult *res)
+{
+	BookingSlotUse use;
+	TimestampTz at;
+	int64		free_at;
+
+	BookingSlotReadUse(&b->resource, req->lower, req->upper, validity, req->life.booking, true, &use);
+	if (BookingSlotFits(&use, b->resource.capacity, b->quantity, &at, &free_at))
+		return true;
+	BookingSetResult(res, BOOKING_SOLD_OUT, -1,
+					 "Booking %lld keeps its range: resource %lld has %lld %s free at %s; it holds %d.",
+					 (long long) req->life.booking, (long long) b->resource.id, (long long) free_at,
+					 free_at == 1 ? "unit" : "units", timestamptz_to_str(at), b->quantity);
+	return false;
 }
 
 static void
@@ -220,17 +244,28 @@ MoveStayBody(void *state, BookingResult *res)
 	}
 	/* a move is checked against the guest limit as the stay booked anew */
 	if (req->upper > life->now &&
-		!BookingGuestLimitAllowsMove(&b.resource, life->booking, life->now, res))
+		!BookingGuestLimitAllowsMove(&b.resource, life->booking, b.quantity, life->now, res))
 		return;
-	footprint = BookingStayFootprint(req->lower, req->upper, &b.resource);
 	validity = BookingMakeRange(b.created_at, b.expires_at, b.status == BOOKING_STATUS_CONFIRMED);
+	if (b.is_slot)
+	{
+		if (!SlotMoveFits(req, &b, validity, res))
+			return;
+		footprint = (Datum) 0;
+	}
+	else
+	{
+		if (!BookingStayLeavesSlots(&b.resource, req->lower, req->upper, validity, life->booking, res))
+			return;
+		footprint = BookingStayFootprint(req->lower, req->upper, &b.resource);
+	}
 
 	/*
 	 * Under the room's lock every stay of it that blocks is committed, so
 	 * this check is exact; at SERIALIZABLE it is skipped (see 6_calls/stay.c) and
 	 * the constraint alone refuses.
 	 */
-	if (!IsolationIsSerializable())
+	if (!b.is_slot && !IsolationIsSerializable())
 	{
 		Datum		values[5] = {Int64GetDatum(b.resource.id), footprint, validity,
 		Int64GetDatum(life->home), Int64GetDatum(life->booking)};
@@ -243,10 +278,13 @@ MoveStayBody(void *state, BookingResult *res)
 		}
 	}
 
+	memset(ma.nulls, ' ', sizeof(ma.nulls));
 	ma.values[0] = Int64GetDatum(life->booking);
 	ma.values[1] = BookingMakeRange(req->lower, req->upper, false);
 	ma.values[2] = footprint;
 	ma.values[3] = Int64GetDatum(life->home);
+	/* a slot has no footprint */
+	ma.nulls[2] = b.is_slot ? 'n' : ' ';
 	switch (BookingRunGuarded(RunMove, &ma))
 	{
 		case BOOKING_GUARD_DONE:

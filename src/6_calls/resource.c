@@ -32,6 +32,7 @@
 #include "2_locks/lock.h"
 #include "3_frame/call.h"
 #include "3_frame/events.h"
+#include "4_inventory/capacity.h"
 #include "4_inventory/counter.h"
 #include "4_inventory/line.h"
 #include "5_scaleout/route.h"
@@ -198,6 +199,25 @@ SetCapacityBody(void *state, BookingResult *res)
 		return;
 	}
 
+	/* slots: no instant from now on may hold more than the new capacity */
+	if (r.slotted)
+	{
+		BookingSlotUse use;
+		TimestampTz at;
+		int64		peak;
+
+		BookingSlotReadUse(&r, req->now, END_TIMESTAMP - 1, BookingMakeRange(req->now, 0, true),
+						   -1, true, &use);
+		peak = BookingSlotPeak(&use, &at);
+		if (req->capacity < peak)
+		{
+			BookingSetResult(res, BOOKING_CAPACITY_BELOW_TAKEN, -1,
+							 "Resource %lld has %lld units booked at %s; its capacity cannot go down to %d.",
+							 (long long) req->resource, (long long) peak, timestamptz_to_str(at),
+							 req->capacity);
+			return;
+		}
+	}
 	if (!BookingCounterFreeFor(&r, BookingLockTimeoutDefault(), &free, res))
 		return;
 	taken = (int32) (r.capacity - free);

@@ -36,6 +36,7 @@
 #include "3_frame/call.h"
 #include "3_frame/events.h"
 #include "3_frame/idempotency.h"
+#include "4_inventory/capacity.h"
 #include "4_inventory/hours.h"
 #include "4_inventory/limit.h"
 #include "4_inventory/local.h"
@@ -246,6 +247,11 @@ ReserveSeriesBody(void *state, BookingResult *res)
 			BookingSetClosed(res, req->resource, closed_at,
 							 psprintf(" (occurrence %d of the series, from %s to %s)", k + 1,
 									  Instant(sr->lowers[k]), Instant(sr->uppers[k])));
+			return;
+		}
+		if (!BookingStayLeavesSlots(&sr->r, sr->lowers[k], sr->uppers[k], req->validity, -1, res))
+		{
+			SetTakenOccurrence(res, BOOKING_UNAVAILABLE, sr, k);
 			return;
 		}
 	}

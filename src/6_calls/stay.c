@@ -21,6 +21,7 @@
 #include "2_locks/lock.h"
 #include "3_frame/call.h"
 #include "3_frame/idempotency.h"
+#include "4_inventory/capacity.h"
 #include "4_inventory/hours.h"
 #include "4_inventory/limit.h"
 #include "4_inventory/range.h"
@@ -64,6 +65,8 @@ BookingReserveStayBody(void *state, BookingResult *res)
 		BookingSetClosed(res, req->resource, closed_at, "");
 		return;
 	}
+	if (!BookingStayLeavesSlots(&r, req->lower, req->upper, req->validity, -1, res))
+		return;
 	if (!BookingGuestLimitAllows(&r, req->guest, 1, true, req->now, res))
 		return;
 

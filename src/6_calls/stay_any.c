@@ -26,6 +26,7 @@
 #include "1_ground/spi.h"
 #include "1_ground/timeout.h"
 #include "2_locks/lock.h"
+#include "4_inventory/capacity.h"
 #include "4_inventory/hours.h"
 #include "4_inventory/limit.h"
 #include "4_inventory/range.h"
@@ -90,6 +91,10 @@ RunUnitTry(void *arg)
 		ut->closed = true;
 		return false;
 	}
+	/* a unit whose slots are in the way is passed over, as a taken one */
+	if (!BookingStayLeavesSlots(&r, ut->req->lower, ut->req->upper, ut->req->validity, -1,
+								&limit_res))
+		return false;
 	if (!BookingGuestLimitAllows(&r, ut->req->guest, 1, true, ut->req->now, &limit_res))
 	{
 		ut->over_limit = true;

@@ -31,6 +31,7 @@
 #include "2_locks/lock.h"
 #include "3_frame/call.h"
 #include "3_frame/events.h"
+#include "4_inventory/capacity.h"
 #include "4_inventory/hours.h"
 #include "4_inventory/limit.h"
 #include "4_inventory/range.h"
@@ -150,6 +151,8 @@ StayMember(BookingStayRequest *req, int64 resource, int64 group_id, BookingResul
 		BookingSetClosed(res, resource, closed_at, "");
 		return;
 	}
+	if (!BookingStayLeavesSlots(&r, req->lower, req->upper, req->validity, -1, res))
+		return;
 	if (!BookingGuestLimitAllows(&r, req->guest, 1, true, req->now, res))
 		return;
 	values[0] = Int64GetDatum(resource);
@@ -281,6 +284,8 @@ ReserveStaysBody(void *state, BookingResult *res)
 			BookingSetClosed(res, r.id, closed_at, "");
 			return;
 		}
+		if (!BookingStayLeavesSlots(&r, req->lower, req->upper, req->validity, -1, res))
+			return;
 		if (!BookingGuestLimitAllows(&r, req->guest, 1, true, req->now, res))
 			return;
 	}

@@ -1,0 +1,298 @@
+/*
+ * capacity.c
+ *	  Capacity over time: a slot booking holds quantity units of its
+ *	  resource's capacity over during (booking.reserve_slot, in
+ *	  6_calls/slot.c), and at no instant may the slot bookings that block
+ *	  hold more than the capacity.  No constraint can say that, so the
+ *	  decision is made under the resource row's lock, which every writer of
+ *	  a slot holds: the bookings that overlap the new range are read through
+ *	  bookings_slots_idx, a GiST index on (home, resource_id, during), on the
+ *	  latest committed state (at REPEATABLE READ the transaction's snapshot
+ *	  may be older than the last holder of the lock), and swept in time
+ *	  order.  The cost grows with the bookings that overlap the range, not
+ *	  with all of the resource's.
+ *
+ *	  A slot booking has no footprint (blocked is NULL), so the exclusion
+ *	  constraint of stays leaves it alone.  Stays and slots may share a
+ *	  resource: a stay takes every unit of it over its footprint, so the
+ *	  sweep counts a stay as the whole capacity, and a stay on a resource
+ *	  that has sold slots (resources.slotted, set by the first slot) is
+ *	  refused where any slot blocks.
+ *
+ *	  Layer 4, inventory.  Locks: none of its own; the caller holds the
+ *	  resource row.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "common/int.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "booking.h"
+#include "1_ground/args.h"
+#include "1_ground/shard.h"
+#include "1_ground/spi.h"
+#include "3_frame/events.h"
+#include "4_inventory/capacity.h"
+#include "4_inventory/range.h"
+
+/*
+ * What blocks units of resource $1 (home $4) over window $2 for a newcomer
+ * of validity $3, but booking $5: slot bookings with their quantity, and
+ * stays by their footprint with a NULL quantity (all of it).
+ */
+static BookingPlan use_plan = {
+	"SELECT pg_catalog.lower(b.during), pg_catalog.upper(b.during), b.quantity "
+	"FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $4 "
+	"AND b.resource_id OPERATOR(pg_catalog.=) $1 AND b.during OPERATOR(pg_catalog.&&) $2 "
+	"AND b.blocked IS NULL AND b.during IS NOT NULL "
+	"AND b.status IN ('pending'::booking.status, 'confirmed'::booking.status) "
+	"AND b.validity OPERATOR(pg_catalog.&&) $3 AND b.id OPERATOR(pg_catalog.<>) $5 "
+	"UNION ALL "
+	"SELECT pg_catalog.lower(b.blocked), pg_catalog.upper(b.blocked), NULL "
+	"FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $4 "
+	"AND b.resource_id OPERATOR(pg_catalog.=) $1 AND " BOOKING_BLOCKING("b") " "
+	"AND b.id OPERATOR(pg_catalog.<>) $5",
+	5, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID, INT8OID}
+};
+
+/* $7 the home, $8 the id (NULL: the sequence's next), $9 limited, $10 metadata, $11 quantity */
+static BookingPlan insert_plan = {
+	"INSERT INTO booking.bookings "
+	"(home, id, resource_id, guest, quantity, during, status, expires_at, created_at, validity, "
+	"limited, metadata) "
+	"VALUES ($7, COALESCE($8, pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass)), "
+	"$1, $2, $11, $3, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
+	"ELSE 'pending'::booking.status END, $4, $5, $6, $9, $10) RETURNING id",
+	11, {INT8OID, TEXTOID, TSTZRANGEOID, TIMESTAMPTZOID, TIMESTAMPTZOID, TSTZRANGEOID, INT8OID,
+	INT8OID, BOOLOID, JSONBOID, INT4OID}
+};
+
+static BookingPlan mark_plan = {
+	"UPDATE booking.resources SET slotted = true "
+	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1",
+	2, {INT8OID, INT8OID}
+};
+
+typedef struct Change
+{
+	TimestampTz at;
+	int64		delta;
+} Change;
+
+static int
+CompareChanges(const void *a, const void *b)
+{
+	const Change *x = (const Change *) a;
+	const Change *y = (const Change *) b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	/* [) ranges: what ends at an instant is gone before what starts there */
+	if (x->delta != y->delta)
+		return x->delta < y->delta ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The use of r's units over [lower, upper) by the bookings that block a
+ * newcomer of validity, but booking except (-1: none): latest committed
+ * (the caller holds r's lock) or as the statement sees it (a read).
+ */
+void
+BookingSlotReadUse(const BookingResource *r, TimestampTz lower, TimestampTz upper,
+				   Datum validity, int64 except, bool latest, BookingSlotUse *use)
+{
+	Datum		values[5];
+	int			n;
+	Change	   *changes;
+
+	values[0] = Int64GetDatum(r->id);
+	values[1] = BookingMakeRange(lower, upper, false);
+	values[2] = validity;
+	values[3] = Int64GetDatum(r->home);
+	values[4] = Int64GetDatum(except);
+	n = latest ? BookingExecuteLatest(&use_plan, values, NULL, 0) :
+		BookingExecute(&use_plan, values, NULL, true, 0);
+	changes = palloc(sizeof(Change) * Max(2 * n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		bool		isnull;
+		TimestampTz a = DatumGetTimestampTz(BookingGetDatum(i, 1, &isnull));
+		TimestampTz b = DatumGetTimestampTz(BookingGetDatum(i, 2, &isnull));
+		int32		q = BookingGetInt32(i, 3, &isnull);
+		int64		units = isnull ? BOOKING_SLOT_WHOLE : q;
+
+		/* clipped to the window: only the instants in it matter */
+		changes[2 * i].at = Max(a, lower);
+		changes[2 * i].delta = units;
+		changes[2 * i + 1].at = Min(b, upper);
+		changes[2 * i + 1].delta = -units;
+	}
+	qsort(changes, 2 * n, sizeof(Change), CompareChanges);
+	use->lower = lower;
+	use->upper = upper;
+	use->n = 2 * n;
+	use->at = palloc(sizeof(TimestampTz) * Max(2 * n, 1));
+	use->delta = palloc(sizeof(int64) * Max(2 * n, 1));
+	for (int i = 0; i < 2 * n; i++)
+	{
+		use->at[i] = changes[i].at;
+		use->delta[i] = changes[i].delta;
+	}
+	pfree(changes);
+}
+
+/*
+ * Whether quantity more units fit at every instant of the window; when not,
+ * *short_at is the earliest instant they do not and *free_at what is free
+ * there.
+ */
+bool
+BookingSlotFits(const BookingSlotUse *use, int32 capacity, int32 quantity,
+				TimestampTz *short_at, int64 *free_at)
+{
+	int64		used = 0;
+	int			i = 0;
+	TimestampTz t = use->lower;
+
+	for (;;)
+	{
+		/* every change at t, then the use that holds from t on */
+		while (i < use->n && use->at[i] <= t)
+			used += use->delta[i++];
+		if (t < use->upper && used + quantity > capacity)
+		{
+			*short_at = t;
+			*free_at = Max((int64) capacity - used, 0);
+			return false;
+		}
+		if (i >= use->n)
+			return true;
+		t = use->at[i];
+	}
+}
+
+/*
+ * The most units slot bookings hold at any instant of the window, and the
+ * first instant they hold that many (*at); stays are left out: they take
+ * whatever the capacity is.
+ */
+int64
+BookingSlotPeak(const BookingSlotUse *use, TimestampTz *at)
+{
+	int64		used = 0;
+	int64		peak = 0;
+
+	*at = use->lower;
+	for (int i = 0; i < use->n; i++)
+	{
+		if (use->delta[i] != BOOKING_SLOT_WHOLE && use->delta[i] != -BOOKING_SLOT_WHOLE)
+			used += use->delta[i];
+		/* the peak is read once every change at an instant is applied */
+		if ((i + 1 == use->n || use->at[i + 1] != use->at[i]) && used > peak)
+		{
+			peak = used;
+			*at = use->at[i];
+		}
+	}
+	return peak;
+}
+
+/*
+ * Inserts a slot booking of quantity units on r, which the caller holds and
+ * has found room on; returns its id.
+ */
+int64
+BookingSlotInsert(BookingStayRequest *req, const BookingResource *r, int32 quantity)
+{
+	Datum		values[11];
+	char		nulls[11];
+	int64		id;
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = Int64GetDatum(r->id);
+	BookingStayRowValues(req, values, nulls);
+	values[6] = Int64GetDatum(r->home);
+	/* on Citus the booking's id is drawn to land in the resource's shard */
+	if (BookingDistributed())
+		values[7] = Int64GetDatum(BookingNewId("bookings_id_seq", r->home));
+	else
+		nulls[7] = 'n';
+	values[8] = BoolGetDatum(r->guest_limit > 0);
+	values[9] = PointerGetDatum(req->metadata);
+	if (req->metadata == NULL)
+		nulls[9] = 'n';
+	values[10] = Int32GetDatum(quantity);
+	(void) BookingExecute(&insert_plan, values, nulls, false, 1);
+	id = BookingGetInt64(0, 1, NULL);
+	BookingEmitEvent("reserved", r->home, id, NULL, "ok");
+	return id;
+}
+
+/*
+ * Marks r as a resource that sells slots, once: from then on its stays look
+ * for slots in their way (BookingStayLeavesSlots).  The caller holds r.
+ */
+void
+BookingSlotMark(const BookingResource *r)
+{
+	Datum		values[2] = {Int64GetDatum(r->id), Int64GetDatum(r->home)};
+
+	if (!r->slotted)
+		(void) BookingExecute(&mark_plan, values, NULL, false, 0);
+}
+
+void
+BookingSlotSetShort(BookingResult *res, int64 resource, int32 quantity, TimestampTz short_at,
+					int64 free_at)
+{
+	BookingSetResult(res, BOOKING_SOLD_OUT, -1,
+					 "Resource %lld has %lld %s free at %s; %d %s asked for.",
+					 (long long) resource, (long long) free_at, free_at == 1 ? "unit" : "units",
+					 timestamptz_to_str(short_at), quantity, quantity == 1 ? "was" : "were");
+}
+
+/* t moved by d, held inside the timestamps PostgreSQL can write */
+static TimestampTz
+Shifted(TimestampTz t, int64 d)
+{
+	TimestampTz s;
+
+	if (pg_add_s64_overflow(t, d, &s) || s < MIN_TIMESTAMP)
+		return d < 0 ? MIN_TIMESTAMP : END_TIMESTAMP - 1;
+	if (s >= END_TIMESTAMP)
+		return END_TIMESTAMP - 1;
+	return s;
+}
+
+/*
+ * Whether a stay of r over [lower, upper) (validity, but booking except)
+ * leaves every slot of r alone: a stay takes all the units, so any slot
+ * booking that blocks in its footprint is in its way.  Free for a resource
+ * that never sold a slot.  False with res set (unavailable) otherwise.
+ */
+bool
+BookingStayLeavesSlots(const BookingResource *r, TimestampTz lower, TimestampTz upper,
+					   Datum validity, int64 except, BookingResult *res)
+{
+	BookingSlotUse use;
+
+	if (!r->slotted)
+		return true;
+	BookingSlotReadUse(r, Shifted(lower, -r->buffer_before), Shifted(upper, r->buffer_after),
+					   validity, except, true, &use);
+	/* other stays are the constraint's to refuse */
+	for (int i = 0; i < use.n; i++)
+	{
+		if (use.delta[i] > 0 && use.delta[i] < BOOKING_SLOT_WHOLE)
+		{
+			BookingSetResult(res, BOOKING_UNAVAILABLE, -1,
+							 "Resource %lld has slot bookings from %s within that range; a stay takes all of its units.",
+							 (long long) r->id, timestamptz_to_str(use.at[i]));
+			return false;
+		}
+	}
+	return true;
+}
