@@ -23,7 +23,7 @@ PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers 
 # expected): test sources live in test/, expected outputs in expected/.
 REGRESS = setup resources reserve_seat cancel set_capacity stripes reserve_stay \
 	reserve_stays reserve_stay_any free_slots holds idempotency constraints reclaim seats_left extend_hold_until \
-	guest_limit reserve_seats reduce move_stay set_buffer outbox waitlist waitlist_reclaim waitlist_newcomer expansion local_time cancel_group opening_hours \
+	guest_limit reserve_seats reduce move_stay set_buffer outbox waitlist waitlist_reclaim waitlist_newcomer expansion local_time cancel_group opening_hours slots \
 	metadata forget_guest stats
 REGRESS_OPTS = --inputdir=. --outputdir=test
 ISOLATION = iso_last_seat iso_hot_queue iso_lock_timeout iso_cancel_reserve iso_stay_race \
@@ -35,7 +35,7 @@ ISOLATION = iso_last_seat iso_hot_queue iso_lock_timeout iso_cancel_reserve iso_
 	iso_busy_message iso_guest_limit iso_passes_order iso_move_race iso_reduce_race \
 	iso_outbox_relays iso_outbox_lease iso_outbox_late_commit iso_waitlist_cancel_newcomer \
 	iso_outbox_register iso_stay_any_waiters iso_outbox_drop \
-	iso_rr_busy_now iso_pool_unit_fk iso_rr_striped_busy iso_waitlist_queued iso_session_lock_timeout iso_series_race iso_cancel_group iso_opening_hours
+	iso_rr_busy_now iso_pool_unit_fk iso_rr_striped_busy iso_waitlist_queued iso_session_lock_timeout iso_series_race iso_cancel_group iso_opening_hours iso_slot_race
 ISOLATION_OPTS = --inputdir=. --outputdir=test --load-extension=btree_gist --load-extension=booking
 
 PG_CONFIG ?= pg_config

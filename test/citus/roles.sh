@@ -48,7 +48,7 @@
 #     booking.bookings or booking.events, cannot reserve.
 #  5. A second database where booking is not distributed yet: the admin
 #     (not a superuser) runs booking.distribute() (SECURITY DEFINER): the
-#     tables and the 23 twins are distributed as a superuser's call does,
+#     tables and the 24 twins are distributed as a superuser's call does,
 #     and the client books there.
 #  6. A race as the client role: 32 pgbench clients, 800 attempts at a
 #     session of 100 seats on w2: exactly 100 sold, every answer ok,
@@ -196,7 +196,7 @@ for node in $CITUS_NODES; do
 done
 check "grant_client, grant_relay, grant_admin (run by postgres, the extension's owner) answer" \
 	"SELECT booking.grant_client('$CL') || ' / ' || booking.grant_relay('$RL') || ' / ' || booking.grant_admin('$AD')" \
-	"$CL may now make reservations: 18 calls, and SELECT on booking.resources and booking.bookings / $RL may now relay events: claim_events and ack_events / $AD may now run booking: 16 calls (resources, settings, consumers, hold_expire, forget_guest, statistics, distribute), and SELECT on booking.resources and booking.bookings"
+	"$CL may now make reservations: 20 calls, and SELECT on booking.resources and booking.bookings / $RL may now relay events: claim_events and ack_events / $AD may now run booking: 16 calls (resources, settings, consumers, hold_expire, forget_guest, statistics, distribute), and SELECT on booking.resources and booking.bookings"
 for r in $CL $RL $AD; do
 	as "$r" "SELECT current_user || ' ' || session_user || ' ' || rolsuper FROM pg_roles WHERE rolname = current_user"
 	check_eq "$r connects to the coordinator (psql -U $r) and is not a superuser" "$OUT" "$r $r false"
@@ -224,9 +224,9 @@ fns_q="SELECT count(*) FILTER (WHERE has_function_privilege('$CL', p.oid, 'EXECU
 	FROM pg_proc p WHERE p.pronamespace = 'booking'::regnamespace AND p.proname NOT LIKE 'shard\\_%' AND p.proname NOT LIKE 'grant\\_%'"
 echo "# EXECUTE on the public functions (client relay admin): coord $(q "$fns_q"), w1 $(qn w1 "$fns_q"), w2 $(qn w2 "$fns_q")" \
 	"(Citus propagates GRANT ON FUNCTION for distributed functions only; the public ones are not, and run on the coordinator)"
-check "coordinator: the client may execute its 18 calls, the relay its 2, the admin its 16" "$fns_q" "18 2 16"
+check "coordinator: the client may execute its 20 calls, the relay its 2, the admin its 16" "$fns_q" "20 2 16"
 for node in $CITUS_NODES; do
-	check_on "$node" "$node: none of the three roles may execute any of the 23 twins" \
+	check_on "$node" "$node: none of the three roles may execute any of the 24 twins" \
 		"SELECT count(*) || ' ' || count(*) FILTER (WHERE has_function_privilege('$CL', oid, 'EXECUTE') OR has_function_privilege('$RL', oid, 'EXECUTE')
 		        OR has_function_privilege('$AD', oid, 'EXECUTE'))
 		   FROM pg_proc WHERE pronamespace = 'booking'::regnamespace AND proname LIKE 'shard\\_%'" "23 0"
@@ -458,7 +458,7 @@ for grant in "grant_client's grants" "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA b
 	else
 		q "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA booking TO $CL" >/dev/null
 		for node in w1 w2; do
-			check_on "$node" "$node: GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA booking on the coordinator reached the 23 twins there" \
+			check_on "$node" "$node: GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA booking on the coordinator reached the 24 twins there" \
 				"SELECT count(*) FILTER (WHERE has_function_privilege('$CL', oid, 'EXECUTE')) FROM pg_proc
 				  WHERE pronamespace = 'booking'::regnamespace AND proname LIKE 'shard\\_%'" 23
 		done
@@ -558,7 +558,7 @@ check "... 7 tables distributed by home in one co-location group of 32 shards, c
 	        count(*) FILTER (WHERE partmethod = 'n') || ' ' || (SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = 'booking.resources'::regclass)
 	   FROM pg_dist_partition WHERE logicalrelid::text LIKE 'booking.%'" "7 1 1 32"
 for node in $CITUS_NODES; do
-	check_on "$node" "... $node: the 23 twins distributed by home, no TRUNCATE trigger on resources" \
+	check_on "$node" "... $node: the 24 twins distributed by home, no TRUNCATE trigger on resources" \
 		"SELECT (SELECT count(*) FROM pg_dist_object WHERE classid = 'pg_proc'::regclass AND distribution_argument_index IS NOT NULL
 		          AND objid::regproc::text LIKE 'booking.shard\\_%') || ' ' ||
 		        (SELECT count(*) FROM pg_trigger WHERE tgrelid = 'booking.resources'::regclass AND tgname = 'resources_no_orphans')" "23 0"

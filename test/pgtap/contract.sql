@@ -2,7 +2,7 @@
 -- argument names, defaults, return types, volatility and security settings.
 -- Run by pg_prove against a database with pgtap and booking installed.
 BEGIN;
-SELECT plan(297);
+SELECT plan(311);
 
 ------------------------------------------------------------------------------
 -- schema and types
@@ -107,7 +107,7 @@ SELECT functions_are('booking', ARRAY[
     'grant_client', 'grant_relay', 'grant_admin', 'get_booking', 'forget_guest',
     'set_time_zone', 'set_check_times', 'reserve_nights', 'reserve_series', 'shard_set_time_zone',
     'shard_set_check_times', 'shard_reserve_nights', 'shard_reserve_series', 'cancel_group', 'set_opening_hours',
-    'shard_set_opening_hours'],
+    'shard_set_opening_hours', 'reserve_slot', 'slots_left', 'shard_reserve_slot'],
     'schema booking holds exactly the functions of the contract (the trigger function, distribute and the Citus twins, the statistics and the grant sets)');
 
 CREATE TEMP TABLE contract_fn (name text, args text, identity text, returns text, vol text)
@@ -182,6 +182,12 @@ INSERT INTO contract_fn VALUES
  ('reserve_series',
   'resource bigint, guest text, first tstzrange, every interval, count integer, hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval, metadata jsonb DEFAULT NULL::jsonb',
   'bigint, text, tstzrange, interval, integer, interval, text, interval, jsonb', 'booking.result', 'volatile'),
+ ('reserve_slot',
+  'resource bigint, guest text, during tstzrange, quantity integer DEFAULT 1, hold interval DEFAULT NULL::interval, idempotency_key text DEFAULT NULL::text, lock_timeout interval DEFAULT NULL::interval, metadata jsonb DEFAULT NULL::jsonb',
+  'bigint, text, tstzrange, integer, interval, text, interval, jsonb', 'booking.result', 'volatile'),
+ ('slots_left',
+  'resource bigint, within tstzrange',
+  'bigint, tstzrange', 'TABLE(during tstzrange, free integer)', 'stable'),
  ('set_opening_hours',
   'resource bigint, hours jsonb',
   'bigint, jsonb', 'booking.result', 'volatile'),

@@ -17,7 +17,7 @@ GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA booking TO booking_tap_all;
 GRANT SELECT ON ALL TABLES IN SCHEMA booking TO booking_tap_all;
 
 SELECT matches(booking.grant_client('booking_tap_client'),
-    '^booking_tap_client may now make reservations: 18 calls', 'grant_client says what it granted');
+    '^booking_tap_client may now make reservations: 20 calls', 'grant_client says what it granted');
 SELECT matches(booking.grant_relay('booking_tap_relay'),
     '^booking_tap_relay may now relay events', 'grant_relay says what it granted');
 SELECT matches(booking.grant_admin('booking_tap_admin'),
@@ -55,10 +55,12 @@ SELECT results_eq(
              ('booking.reserve_seat(bigint,text,integer,interval,text,interval,jsonb)'),
              ('booking.reserve_seats(bigint[],text,integer[],interval,text,interval,jsonb)'),
              ('booking.reserve_series(bigint,text,tstzrange,interval,integer,interval,text,interval,jsonb)'),
+             ('booking.reserve_slot(bigint,text,tstzrange,integer,interval,text,interval,jsonb)'),
              ('booking.reserve_stay(bigint,text,tstzrange,interval,text,interval,jsonb)'),
              ('booking.reserve_stay_any(bigint,text,tstzrange,interval,text,interval,jsonb)'),
              ('booking.reserve_stays(bigint[],text,tstzrange,interval,text,interval,jsonb)'),
-             ('booking.seats_left(bigint)')$$,
+             ('booking.seats_left(bigint)'),
+             ('booking.slots_left(bigint,tstzrange)')$$,
     'grant_client: exactly the reservation calls');
 SELECT results_eq(
     $$SELECT fn FROM tap_callable WHERE role = 'booking_tap_relay' ORDER BY fn$$,
@@ -171,7 +173,7 @@ SELECT throws_ok($$SELECT booking.grant_client('booking_tap_all')$$,
 SELECT is(
     (SELECT pg_catalog.count(*) FROM pg_catalog.pg_proc p
       WHERE p.pronamespace = 'booking'::regnamespace AND p.proname LIKE 'shard\_%'),
-    23::bigint, 'there are 23 twins');
+    24::bigint, 'there are 24 twins');
 CREATE FUNCTION pg_temp.tap_twin_states() RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
     f regprocedure;
@@ -191,7 +193,7 @@ BEGIN
 END
 $$;
 SELECT results_eq($$SELECT s, pg_catalog.count(*) FROM pg_temp.tap_twin_states() s GROUP BY s$$,
-    $$VALUES ('internal', 23::bigint)$$,
+    $$VALUES ('internal', 24::bigint)$$,
     'every twin refuses a client role before it looks at its arguments');
 RESET ROLE;
 SELECT is((SELECT pg_catalog.count(*) FROM booking.bookings), (SELECT n FROM tap_before),

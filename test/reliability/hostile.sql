@@ -458,6 +458,37 @@ SELECT * FROM (VALUES
 ('reserve_series', 'unknown resource 2^63-1', $$SELECT code FROM booking.reserve_series(9223372036854775807, 'g', '[2031-01-01, 2031-01-02)', '1 week', 2)$$, NULL, NULL, '^not_found$')
 ) v WHERE to_regproc('booking.reserve_series') IS NOT NULL;
 
+-- capacity over time (0.9.0)
+INSERT INTO hostile_case (fn, what, call, want_state, want_arg, want_result)
+SELECT * FROM (VALUES
+('reserve_slot', 'resource NULL', $$SELECT code FROM booking.reserve_slot(NULL, 'g', '[2031-01-01, 2031-01-02)')$$, '22004', 'resource', NULL),
+('reserve_slot', 'guest NULL', $$SELECT code FROM booking.reserve_slot({room}, NULL, '[2031-01-01, 2031-01-02)')$$, '22004', 'guest', NULL),
+('reserve_slot', 'during NULL', $$SELECT code FROM booking.reserve_slot({room}, 'g', NULL)$$, '22004', 'during', NULL),
+('reserve_slot', 'quantity NULL', $$SELECT code FROM booking.reserve_slot({room}, 'g', '[2031-01-01, 2031-01-02)', NULL)$$, '22004', 'quantity', NULL),
+('reserve_slot', 'quantity 0', $$SELECT code FROM booking.reserve_slot({room}, 'g', '[2031-01-01, 2031-01-02)', 0)$$, '22023', 'quantity', NULL),
+('reserve_slot', 'quantity -2^31', $$SELECT code FROM booking.reserve_slot({room}, 'g', '[2031-01-01, 2031-01-02)', -2147483648)$$, '22023', 'quantity', NULL),
+('reserve_slot', 'quantity 2^31-1', $$SELECT code || ' ' || http_status FROM booking.reserve_slot({room}, 'g', '[2031-01-01, 2031-01-02)', 2147483647)$$, NULL, NULL, '^sold_out 409$'),
+('reserve_slot', 'during empty', $$SELECT code FROM booking.reserve_slot({room}, 'g', 'empty')$$, '22023', 'during', NULL),
+('reserve_slot', 'during (,)', $$SELECT code FROM booking.reserve_slot({room}, 'g', '(,)')$$, '22023', 'during', NULL),
+('reserve_slot', 'during to infinity', $$SELECT code FROM booking.reserve_slot({room}, 'g', '[2031-01-01, infinity)')$$, '22023', 'during', NULL),
+('reserve_slot', 'during [a,a] (one instant)', $$SELECT code FROM booking.reserve_slot({room}, 'g', '[2031-01-01, 2031-01-01]')$$, '22023', 'during', NULL),
+('reserve_slot', 'guest of 100 KB', $$SELECT code FROM booking.reserve_slot({room}, repeat('g', 102400), '[2031-01-01, 2031-01-02)')$$, '22023', 'guest', NULL),
+('reserve_slot', 'hold -1 day', $$SELECT code FROM booking.reserve_slot({room}, 'g', '[2031-01-01, 2031-01-02)', hold => '-1 day')$$, '22023', 'hold', NULL),
+('reserve_slot', 'idempotency_key of 0 bytes', $$SELECT code FROM booking.reserve_slot({room}, 'g', '[2031-01-01, 2031-01-02)', idempotency_key => '')$$, '22023', 'idempotency_key', NULL),
+('reserve_slot', 'lock_timeout -1 s', $$SELECT code FROM booking.reserve_slot({room}, 'g', '[2031-01-01, 2031-01-02)', lock_timeout => '-1 s')$$, '22023', 'lock_timeout', NULL),
+('reserve_slot', 'metadata a JSON array', $$SELECT code FROM booking.reserve_slot({room}, 'g', '[2031-01-01, 2031-01-02)', metadata => '[1]')$$, '22023', 'metadata', NULL),
+('reserve_slot', 'unknown resource 2^63-1', $$SELECT code FROM booking.reserve_slot(9223372036854775807, 'g', '[2031-01-01, 2031-01-02)')$$, NULL, NULL, '^not_found$'),
+('reserve_slot', 'unknown resource -2^63', $$SELECT code FROM booking.reserve_slot(-9223372036854775808, 'g', '[2031-01-01, 2031-01-02)')$$, NULL, NULL, '^not_found$'),
+('shard_reserve_slot', 'home -2^63', $$SELECT code FROM booking.shard_reserve_slot({room}, 'g', '[2031-01-01, 2031-01-02)', 1, NULL, NULL, NULL, NULL, -9223372036854775808)$$, '22023', 'home', NULL),
+('shard_reserve_slot', 'quantity 0', $$SELECT code FROM booking.shard_reserve_slot({room}, 'g', '[2031-01-01, 2031-01-02)', 0, NULL, NULL, NULL, NULL, 0)$$, '22023', 'quantity', NULL),
+('slots_left', 'resource NULL', $$SELECT count(*)::text FROM booking.slots_left(NULL, '[2031-01-01, 2031-01-02)')$$, '22004', 'resource', NULL),
+('slots_left', 'within NULL', $$SELECT count(*)::text FROM booking.slots_left({room}, NULL)$$, '22004', 'within', NULL),
+('slots_left', 'within empty', $$SELECT count(*)::text FROM booking.slots_left({room}, 'empty')$$, '22023', 'within', NULL),
+('slots_left', 'within (,)', $$SELECT count(*)::text FROM booking.slots_left({room}, '(,)')$$, '22023', 'within', NULL),
+('slots_left', 'within all of time', $$SELECT count(*)::text FROM booking.slots_left({room}, '[4713-11-24 00:00+00 BC, 294276-12-31 00:00+00)')$$, NULL, NULL, '^[0-9]+$'),
+('slots_left', 'unknown resource 2^63-1', $$SELECT count(*)::text FROM booking.slots_left(9223372036854775807, '[2031-01-01, 2031-01-02)')$$, NULL, NULL, '^0$')
+) v WHERE to_regproc('booking.reserve_slot') IS NOT NULL;
+
 -- every case, with the fixture's ids substituted
 CREATE FUNCTION pg_temp.hostile_run() RETURNS SETOF text LANGUAGE plpgsql AS $run$
 DECLARE

@@ -134,3 +134,10 @@ SELECT r.id, r.taken, COALESCE(sum(b.quantity), 0) AS blocking
     ON b.resource_id = r.id AND b.during IS NULL AND b.status IN ('pending', 'confirmed')
  WHERE r.stripes <= 1
  GROUP BY r.id, r.taken HAVING r.taken <> COALESCE(sum(b.quantity), 0);
+
+-- the 0.9.0 calls: a series, nights and a slot, each booked once
+SELECT booking.create_resource('class', 5);           -- 10
+SELECT ok, code FROM (SELECT (booking.reserve_series(9, 'uma', '[2031-03-03 09:00+00, 2031-03-03 10:00+00)', '1 week', 2)).*) AS e;
+SELECT ok, code FROM (SELECT (booking.reserve_nights(9, 'uma', '2031-04-01', '2031-04-03')).*) AS e;
+SELECT ok, code FROM (SELECT (booking.reserve_slot(10, 'uma', '[2031-03-03 09:00+00, 2031-03-03 10:00+00)', 2)).*) AS e;
+SELECT resource_id, count(*), sum(quantity) FROM booking.bookings WHERE guest = 'uma' GROUP BY resource_id ORDER BY resource_id;

@@ -114,7 +114,7 @@ WHERE booking_id = (SELECT id FROM booking.bookings WHERE guest = 'hal') ORDER B
 -- get_booking for a role without SELECT on the tables
 --
 CREATE ROLE booking_meta_client NOLOGIN;
-SELECT booking.grant_client('booking_meta_client') ~ '18 calls' AS granted;
+SELECT booking.grant_client('booking_meta_client') ~ '20 calls' AS granted;
 REVOKE SELECT ON booking.resources, booking.bookings FROM booking_meta_client;
 SET ROLE booking_meta_client;
 SELECT guest, quantity, status, metadata ->> 'order_id' AS order_id FROM booking.get_booking(:ann);
