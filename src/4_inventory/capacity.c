@@ -37,24 +37,8 @@
 #include "4_inventory/capacity.h"
 #include "4_inventory/range.h"
 
-/*
- * What blocks units of resource $1 (home $4) over window $2 for a newcomer
- * of validity $3, but booking $5: slot bookings with their quantity, and
- * stays by their footprint with a NULL quantity (all of it).
- */
 static BookingPlan use_plan = {
-	"SELECT pg_catalog.lower(b.during), pg_catalog.upper(b.during), b.quantity "
-	"FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $4 "
-	"AND b.resource_id OPERATOR(pg_catalog.=) $1 AND b.during OPERATOR(pg_catalog.&&) $2 "
-	"AND b.blocked IS NULL AND b.during IS NOT NULL "
-	"AND b.status IN ('pending'::booking.status, 'confirmed'::booking.status) "
-	"AND b.validity OPERATOR(pg_catalog.&&) $3 AND b.id OPERATOR(pg_catalog.<>) $5 "
-	"UNION ALL "
-	"SELECT pg_catalog.lower(b.blocked), pg_catalog.upper(b.blocked), NULL "
-	"FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $4 "
-	"AND b.resource_id OPERATOR(pg_catalog.=) $1 AND " BOOKING_BLOCKING("b") " "
-	"AND b.id OPERATOR(pg_catalog.<>) $5",
-	5, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID, INT8OID}
+	BOOKING_SLOT_USE_SQL, 5, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID, INT8OID}
 };
 
 /* $7 the home, $8 the id (NULL: the sequence's next), $9 limited, $10 metadata, $11 quantity */
@@ -96,52 +80,68 @@ CompareChanges(const void *a, const void *b)
 }
 
 /*
+ * The use over [lower, upper) of the n rows of the last statement whose
+ * columns col, col + 1 and col + 2 are BOOKING_SLOT_USE_SQL's (a row whose
+ * lower bound is NULL, from an outer join, holds nothing).
+ */
+void
+BookingSlotUseOfRows(int n, int col, TimestampTz lower, TimestampTz upper, BookingSlotUse *use)
+{
+	Change	   *changes = palloc(sizeof(Change) * Max(2 * n, 1));
+	int			m = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		bool		isnull;
+		TimestampTz a = DatumGetTimestampTz(BookingGetDatum(i, col, &isnull));
+		TimestampTz b;
+		int32		q;
+		int64		units;
+
+		if (isnull)
+			continue;
+		b = DatumGetTimestampTz(BookingGetDatum(i, col + 1, &isnull));
+		q = BookingGetInt32(i, col + 2, &isnull);
+		units = isnull ? BOOKING_SLOT_WHOLE : q;
+		/* clipped to the window: only the instants in it matter */
+		changes[m].at = Max(a, lower);
+		changes[m++].delta = units;
+		changes[m].at = Min(b, upper);
+		changes[m++].delta = -units;
+	}
+	qsort(changes, m, sizeof(Change), CompareChanges);
+	use->lower = lower;
+	use->upper = upper;
+	use->n = m;
+	use->at = palloc(sizeof(TimestampTz) * Max(m, 1));
+	use->delta = palloc(sizeof(int64) * Max(m, 1));
+	for (int i = 0; i < m; i++)
+	{
+		use->at[i] = changes[i].at;
+		use->delta[i] = changes[i].delta;
+	}
+	pfree(changes);
+}
+
+/*
  * The use of r's units over [lower, upper) by the bookings that block a
- * newcomer of validity, but booking except (-1: none): latest committed
- * (the caller holds r's lock) or as the statement sees it (a read).
+ * newcomer of validity, but booking except (-1: none), latest committed:
+ * the caller holds r's lock, and those who held it before committed.
  */
 void
 BookingSlotReadUse(const BookingResource *r, TimestampTz lower, TimestampTz upper,
-				   Datum validity, int64 except, bool latest, BookingSlotUse *use)
+				   Datum validity, int64 except, BookingSlotUse *use)
 {
 	Datum		values[5];
 	int			n;
-	Change	   *changes;
 
 	values[0] = Int64GetDatum(r->id);
 	values[1] = BookingMakeRange(lower, upper, false);
 	values[2] = validity;
 	values[3] = Int64GetDatum(r->home);
 	values[4] = Int64GetDatum(except);
-	n = latest ? BookingExecuteLatest(&use_plan, values, NULL, 0) :
-		BookingExecute(&use_plan, values, NULL, true, 0);
-	changes = palloc(sizeof(Change) * Max(2 * n, 1));
-	for (int i = 0; i < n; i++)
-	{
-		bool		isnull;
-		TimestampTz a = DatumGetTimestampTz(BookingGetDatum(i, 1, &isnull));
-		TimestampTz b = DatumGetTimestampTz(BookingGetDatum(i, 2, &isnull));
-		int32		q = BookingGetInt32(i, 3, &isnull);
-		int64		units = isnull ? BOOKING_SLOT_WHOLE : q;
-
-		/* clipped to the window: only the instants in it matter */
-		changes[2 * i].at = Max(a, lower);
-		changes[2 * i].delta = units;
-		changes[2 * i + 1].at = Min(b, upper);
-		changes[2 * i + 1].delta = -units;
-	}
-	qsort(changes, 2 * n, sizeof(Change), CompareChanges);
-	use->lower = lower;
-	use->upper = upper;
-	use->n = 2 * n;
-	use->at = palloc(sizeof(TimestampTz) * Max(2 * n, 1));
-	use->delta = palloc(sizeof(int64) * Max(2 * n, 1));
-	for (int i = 0; i < 2 * n; i++)
-	{
-		use->at[i] = changes[i].at;
-		use->delta[i] = changes[i].delta;
-	}
-	pfree(changes);
+	n = BookingExecuteLatest(&use_plan, values, NULL, 0);
+	BookingSlotUseOfRows(n, 1, lower, upper, use);
 }
 
 /*
@@ -282,7 +282,7 @@ BookingStayLeavesSlots(const BookingResource *r, TimestampTz lower, TimestampTz 
 	if (!r->slotted)
 		return true;
 	BookingSlotReadUse(r, Shifted(lower, -r->buffer_before), Shifted(upper, r->buffer_after),
-					   validity, except, true, &use);
+					   validity, except, &use);
 	/* other stays are the constraint's to refuse */
 	for (int i = 0; i < use.n; i++)
 	{

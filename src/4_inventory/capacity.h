@@ -28,8 +28,29 @@ typedef struct BookingSlotUse
 /* a stay counts as every unit of its resource */
 #define BOOKING_SLOT_WHOLE ((int64) PG_INT32_MAX)
 
+/*
+ * What blocks units of resource $1 (home $4) over window $2 for a newcomer
+ * of validity $3, but booking $5: slot bookings with their quantity (through
+ * bookings_slots_idx), and stays by their footprint with a NULL quantity
+ * (all of it).
+ */
+#define BOOKING_SLOT_USE_SQL \
+	"SELECT pg_catalog.lower(b.during) AS lo, pg_catalog.upper(b.during) AS hi, b.quantity AS q " \
+	"FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $4 " \
+	"AND b.resource_id OPERATOR(pg_catalog.=) $1 AND b.during OPERATOR(pg_catalog.&&) $2 " \
+	"AND b.blocked IS NULL AND b.during IS NOT NULL " \
+	"AND b.status IN ('pending'::booking.status, 'confirmed'::booking.status) " \
+	"AND b.validity OPERATOR(pg_catalog.&&) $3 AND b.id OPERATOR(pg_catalog.<>) $5 " \
+	"UNION ALL " \
+	"SELECT pg_catalog.lower(b.blocked), pg_catalog.upper(b.blocked), NULL " \
+	"FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $4 " \
+	"AND b.resource_id OPERATOR(pg_catalog.=) $1 AND " BOOKING_BLOCKING("b") " " \
+	"AND b.id OPERATOR(pg_catalog.<>) $5"
+
+extern void BookingSlotUseOfRows(int n, int col, TimestampTz lower, TimestampTz upper,
+								 BookingSlotUse *use);
 extern void BookingSlotReadUse(const BookingResource *r, TimestampTz lower, TimestampTz upper,
-							   Datum validity, int64 except, bool latest, BookingSlotUse *use);
+							   Datum validity, int64 except, BookingSlotUse *use);
 extern bool BookingSlotFits(const BookingSlotUse *use, int32 capacity, int32 quantity,
 							TimestampTz *short_at, int64 *free_at);
 extern int64 BookingSlotPeak(const BookingSlotUse *use, TimestampTz *at);

@@ -22,10 +22,16 @@
 
 PG_FUNCTION_INFO_V1(booking_slots_left);
 
-static BookingPlan capacity_plan = {
-	"SELECT capacity FROM booking.resources WHERE home OPERATOR(pg_catalog.=) $2 "
-	"AND id OPERATOR(pg_catalog.=) $1",
-	2, {INT8OID, INT8OID}
+/*
+ * The resource's capacity and hours with the use of its units over $2 (no
+ * row for an unknown resource; one row with a NULL use when nothing
+ * blocks).  One statement, so that on Citus it is one routed read.
+ */
+static BookingPlan left_plan = {
+	"SELECT r.capacity, r.opening_hours, r.time_zone, u.lo, u.hi, u.q "
+	"FROM booking.resources r LEFT JOIN LATERAL (" BOOKING_SLOT_USE_SQL ") u ON true "
+	"WHERE r.home OPERATOR(pg_catalog.=) $4 AND r.id OPERATOR(pg_catalog.=) $1",
+	5, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID, INT8OID}
 };
 
 /* a run of one free count */
@@ -93,7 +99,12 @@ booking_slots_left(PG_FUNCTION_ARGS)
 	BookingOpenTime open;
 	Step	   *steps;
 	int			nsteps;
-	Datum		values[2];
+	Datum		values[5];
+	Datum		hours;
+	Datum		zone = (Datum) 0;
+	bool		always_open;
+	bool		isnull;
+	int			n;
 
 	memset(&r, 0, sizeof(r));
 	r.id = BookingArgId(fcinfo, 0, "resource");
@@ -104,21 +115,29 @@ booking_slots_left(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	values[0] = Int64GetDatum(r.id);
-	values[1] = Int64GetDatum(r.home);
+	values[1] = BookingMakeRange(lower, upper, false);
+	/* lapsed holds judged at the statement's start: STABLE, as declared */
+	values[2] = BookingMakeRange(GetCurrentStatementStartTimestamp(), 0, true);
+	values[3] = Int64GetDatum(r.home);
+	values[4] = Int64GetDatum(-1);
+	n = BookingExecute(&left_plan, values, NULL, true, 0);
 	/* an unknown resource has no rows, as free_slots */
-	if (BookingExecute(&capacity_plan, values, NULL, true, 1) == 0)
+	if (n == 0)
 	{
 		SPI_finish();
 		return (Datum) 0;
 	}
 	r.capacity = BookingGetInt32(0, 1, NULL);
-	/* lapsed holds judged at the statement's start: STABLE, as declared */
-	BookingSlotReadUse(&r, lower, upper,
-					   BookingMakeRange(GetCurrentStatementStartTimestamp(), 0, true),
-					   -1, false, &use);
+	hours = BookingGetDatum(0, 2, &always_open);
+	if (!always_open)
+	{
+		hours = PointerGetDatum(PG_DETOAST_DATUM_COPY(hours));
+		zone = PointerGetDatum(DatumGetTextPCopy(BookingGetDatum(0, 3, &isnull)));
+	}
+	BookingSlotUseOfRows(n, 4, lower, upper, &use);
 	steps = palloc(sizeof(Step) * (use.n + 1));
 	nsteps = StepsOf(&use, r.capacity, steps);
-	if (!BookingOpenTimeWithin(r.id, r.home, lower, upper, false, &open))
+	if (always_open)
 	{
 		for (int i = 0; i < nsteps; i++)
 			PutStep(rsinfo, steps[i].lower, steps[i].upper, steps[i].free);
@@ -128,6 +147,8 @@ booking_slots_left(PG_FUNCTION_ARGS)
 		/* each run cut to the open stretches it meets; they never touch */
 		int			i = 0;
 
+		/* a statement of its own, after the rows were read */
+		BookingOpenTimeOf(hours, zone, lower, upper, &open);
 		for (int k = 0; k < open.n; k++)
 		{
 			while (i < nsteps && steps[i].upper <= open.lower[k])

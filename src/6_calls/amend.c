@@ -205,7 +205,7 @@ SlotMoveFits(AmendRequest *req, BookingLocked *b, Datum validity, BookingResult 
 	TimestampTz at;
 	int64		free_at;
 
-	BookingSlotReadUse(&b->resource, req->lower, req->upper, validity, req->life.booking, true, &use);
+	BookingSlotReadUse(&b->resource, req->lower, req->upper, validity, req->life.booking, &use);
 	if (BookingSlotFits(&use, b->resource.capacity, b->quantity, &at, &free_at))
 		return true;
 	BookingSetResult(res, BOOKING_SOLD_OUT, -1,

@@ -207,7 +207,7 @@ SetCapacityBody(void *state, BookingResult *res)
 		int64		peak;
 
 		BookingSlotReadUse(&r, req->now, END_TIMESTAMP - 1, BookingMakeRange(req->now, 0, true),
-						   -1, true, &use);
+						   -1, &use);
 		peak = BookingSlotPeak(&use, &at);
 		if (req->capacity < peak)
 		{

@@ -79,7 +79,7 @@ ReserveSlotBody(void *state, BookingResult *res)
 		return;
 
 	/* under the lock every slot of the resource that blocks is committed */
-	BookingSlotReadUse(&r, req->lower, req->upper, req->validity, -1, true, &use);
+	BookingSlotReadUse(&r, req->lower, req->upper, req->validity, -1, &use);
 	if (!BookingSlotFits(&use, r.capacity, sr->quantity, &at, &free_at))
 	{
 		BookingSlotSetShort(res, req->resource, sr->quantity, at, free_at);
