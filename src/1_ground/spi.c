@@ -28,7 +28,8 @@ PlanFor(BookingPlan *plan)
 			SPI_freeplan(plan->plan);
 			plan->plan = NULL;
 		}
-		fresh = SPI_prepare(plan->sql, plan->nargs, plan->argtypes);
+		fresh = SPI_prepare_cursor(plan->sql, plan->nargs, plan->argtypes,
+								   plan->cursor_options);
 		if (fresh == NULL)
 			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
 				 plan->sql, SPI_result_code_string(SPI_result));

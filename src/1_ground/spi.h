@@ -16,6 +16,7 @@ typedef struct BookingPlan
 	int			nargs;
 	Oid			argtypes[16];
 	SPIPlanPtr	plan;
+	int			cursor_options; /* e.g. CURSOR_OPT_GENERIC_PLAN; 0 by default */
 } BookingPlan;
 
 extern int	BookingExecute(BookingPlan *plan, Datum *values, const char *nulls,
