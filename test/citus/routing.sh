@@ -4,7 +4,7 @@
 # a statement of its own, the workers' pg_stat_statements (top-level
 # statements, reset for the script's database before the call) must show
 # exactly one booking statement on the worker that holds the resource's
-# shard (a call of a booking function, or for seats_left and free_slots
+# shard (a call of a booking function, or for seats_left, free_slots and slots_left
 # the read Citus routes to the shard), and none on the other worker; the
 # rest must be transaction control only (BEGIN, SAVEPOINT,
 # assign_distributed_transaction_id, RELEASE SAVEPOINT, COMMIT): the
@@ -142,6 +142,25 @@ check "the series on w2: 4 occurrences of one group, all in the room's home (its
 	"4 1 true"
 check "the stay outside the opening hours answered closed" \
 	"SELECT code FROM booking.reserve_stay($room2, 'ivy', tstzrange('2030-11-05 09:00+00', '2030-11-05 10:00+00'))" closed
+
+# 0.9.0: capacity over time runs on the resource's worker, and slots_left
+# is one routed read (capacity, hours and use in one statement)
+slots1=$(resource_on w1 'slots on w1' 20) || fail "a slotted resource on w1"
+slot_range="tstzrange('2030-12-01 18:00+00', '2030-12-01 20:00+00')"
+one_trip "reserve_slot on w1" "$slots1" "SELECT code FROM booking.reserve_slot($slots1, 'jo', $slot_range, 3)"
+one_trip "slots_left on w1" "$slots1" "SELECT count(*) FROM booking.slots_left($slots1, tstzrange('2030-12-01', '2030-12-02'))"
+slot_id=$(q "SELECT id FROM booking.bookings WHERE guest = 'jo'")
+one_trip "move_stay of a slot booking on w1" "$slots1" "SELECT code FROM booking.move_stay($slot_id, tstzrange('2030-12-01 19:00+00', '2030-12-01 21:00+00'))"
+home_s=$(q "SELECT home FROM booking.resources WHERE id = $slots1")
+check "the slot booking on w1: 3 units, moved, in the resource's home (its shard)" \
+	"SELECT quantity || ' ' || lower(during) || ' ' || (home = $home_s) FROM booking.bookings WHERE guest = 'jo'" \
+	"3 2030-12-01 19:00:00+00 true"
+check "slots_left through the coordinator: 20, then 17 over the booking, then 20" \
+	"SELECT string_agg(free::text, ' ' ORDER BY during) FROM booking.slots_left($slots1, tstzrange('2030-12-01', '2030-12-02'))" \
+	"20 17 20"
+check "reserve_slot of 18 more units answers sold_out, naming 19:00" \
+	"SELECT code || ': ' || message FROM booking.reserve_slot($slots1, 'kim', $slot_range, 18)" \
+	"sold_out: Resource $slots1 has 17 units free at 2030-12-01 19:00:00+00; 18 were asked for."
 
 # what Citus itself sends for one call, for the record
 echo "# citus.log_remote_commands for reserve_seat on w1:"
