@@ -14,7 +14,8 @@
 #      15's pg_dump and with MAJOR's, restored and checked in MAJOR
 #   4. test/run.sh's stages regress isolation pgtap upgrade stress (on 17
 #      also citus, with Citus built in the chroot) with BOOKING_SKIP_BUILD=1:
-#      against the installed package, not a make install
+#      against the installed package, not a make install; the slots stress
+#      test runs 10 + 4 s there, not 20 + 6 (the full run is 15's)
 # Prints "ok - " / "not ok - " per step, the inner run's output, and ends
 # with "N passed, N failed" (the steps plus the inner run's counts).  The
 # chroot's mounts are undone on exit, also on failure or a timeout's TERM.
@@ -164,7 +165,8 @@ if [ "$m" = 17 ] && [ -z "${BOOKING_VERSION_STAGES:-}" ]; then
 fi
 CHROOT_ENV="BOOKING_STAGE_TAG=${BOOKING_STAGE_TAG:-} BOOKING_SKIP_BUILD=1 BOOKING_REQUIRE_CITUS=1
 	BOOKING_PG_BIN=/usr/lib/postgresql/$m/bin BOOKING_TEST_PORT=${BOOKING_VERSION_PORT:-54429}
-	BOOKING_TIMEOUT_TOTAL=${BOOKING_VERSION_BUDGET:-1500}"
+	BOOKING_TIMEOUT_TOTAL=${BOOKING_VERSION_BUDGET:-1500}
+	SLOTS_SECONDS=${SLOTS_SECONDS:-10} SLOTS_CHURN_SECONDS=${SLOTS_CHURN_SECONDS:-4}"
 CHROOT_ENV=$(echo $CHROOT_ENV)
 log=$CHROOT/build/run.log
 echo "== test/run.sh $stages, in the chroot, against postgresql-$m-booking"
