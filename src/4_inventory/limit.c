@@ -57,7 +57,7 @@ static BookingPlan others_plan = {
  */
 bool
 BookingGuestLimitAllows(const BookingResource *r, text *guest, int32 quantity,
-						bool stays, TimestampTz now, BookingResult *res)
+						BookingLimitKind kind, TimestampTz now, BookingResult *res)
 {
 	Datum		values[4] = {Int64GetDatum(r->home), Int64GetDatum(r->id),
 	PointerGetDatum(guest), TimestampTzGetDatum(now)};
@@ -69,14 +69,15 @@ BookingGuestLimitAllows(const BookingResource *r, text *guest, int32 quantity,
 	holding = BookingGetInt64(0, 1, NULL);
 	if (holding + quantity <= r->guest_limit)
 		return true;
-	if (stays)
+	if (kind == BOOKING_LIMIT_STAYS)
 		BookingSetResult(res, BOOKING_GUEST_LIMIT, -1,
 						 "Guest limit: this guest already has %lld of the %d stays allowed per guest on resource %lld.",
 						 (long long) holding, r->guest_limit, (long long) r->id);
 	else
 		BookingSetResult(res, BOOKING_GUEST_LIMIT, -1,
-						 "Guest limit: this guest holds %lld of the %d seats allowed per guest on resource %lld; %d more %s requested.",
-						 (long long) holding, r->guest_limit, (long long) r->id, quantity,
+						 "Guest limit: this guest holds %lld of the %d %s allowed per guest on resource %lld; %d more %s requested.",
+						 (long long) holding, r->guest_limit,
+						 kind == BOOKING_LIMIT_UNITS ? "units" : "seats", (long long) r->id, quantity,
 						 quantity == 1 ? "was" : "were");
 	return false;
 }
@@ -89,7 +90,7 @@ BookingGuestLimitAllows(const BookingResource *r, text *guest, int32 quantity,
  */
 bool
 BookingGuestLimitAllowsMove(const BookingResource *r, int64 booking, int32 quantity,
-							TimestampTz now, BookingResult *res)
+							BookingLimitKind kind, TimestampTz now, BookingResult *res)
 {
 	Datum		values[4] = {Int64GetDatum(r->home), Int64GetDatum(r->id),
 	Int64GetDatum(booking), TimestampTzGetDatum(now)};
@@ -101,9 +102,15 @@ BookingGuestLimitAllowsMove(const BookingResource *r, int64 booking, int32 quant
 	others = BookingGetInt64(0, 1, NULL);
 	if (others + quantity <= r->guest_limit)
 		return true;
-	BookingSetResult(res, BOOKING_GUEST_LIMIT, -1,
-					 "Guest limit: this guest already has %lld other %s of the %d allowed per guest on resource %lld; booking %lld keeps its range.",
-					 (long long) others, others == 1 ? "stay" : "stays", r->guest_limit,
-					 (long long) r->id, (long long) booking);
+	if (kind == BOOKING_LIMIT_UNITS)
+		BookingSetResult(res, BOOKING_GUEST_LIMIT, -1,
+						 "Guest limit: this guest already holds %lld other %s of the %d allowed per guest on resource %lld; booking %lld keeps its range.",
+						 (long long) others, others == 1 ? "unit" : "units", r->guest_limit,
+						 (long long) r->id, (long long) booking);
+	else
+		BookingSetResult(res, BOOKING_GUEST_LIMIT, -1,
+						 "Guest limit: this guest already has %lld other %s of the %d allowed per guest on resource %lld; booking %lld keeps its range.",
+						 (long long) others, others == 1 ? "stay" : "stays", r->guest_limit,
+						 (long long) r->id, (long long) booking);
 	return false;
 }

@@ -236,7 +236,7 @@ RunReclaimAndTake(void *arg)
 		return false;
 	req->limited = r.guest_limit > 0;
 	if (!BookingWaitlistLetsIn(&r, res) ||
-		!BookingGuestLimitAllows(&r, req->guest, req->quantity, false, req->now, res))
+		!BookingGuestLimitAllows(&r, req->guest, req->quantity, BOOKING_LIMIT_SEATS, req->now, res))
 		return false;
 	switch (BookingCounterTakeSeats(&r, req->quantity, req->timeout_ms, req->now, &free_left))
 	{

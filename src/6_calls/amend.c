@@ -244,7 +244,9 @@ MoveStayBody(void *state, BookingResult *res)
 	}
 	/* a move is checked against the guest limit as the stay booked anew */
 	if (req->upper > life->now &&
-		!BookingGuestLimitAllowsMove(&b.resource, life->booking, b.quantity, life->now, res))
+		!BookingGuestLimitAllowsMove(&b.resource, life->booking, b.quantity,
+									 b.is_slot ? BOOKING_LIMIT_UNITS : BOOKING_LIMIT_STAYS,
+									 life->now, res))
 		return;
 	validity = BookingMakeRange(b.created_at, b.expires_at, b.status == BOOKING_STATUS_CONFIRMED);
 	if (b.is_slot)

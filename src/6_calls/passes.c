@@ -92,7 +92,7 @@ SeatMember(PassRequest *req, int64 resource, int32 quantity, int64 group_id, Boo
 	if (!BookingLockResourceFor(resource, req->timeout_ms, &r, res))
 		return;
 	if (!BookingWaitlistLetsIn(&r, res) ||
-		!BookingGuestLimitAllows(&r, req->guest, quantity, false, req->now, res))
+		!BookingGuestLimitAllows(&r, req->guest, quantity, BOOKING_LIMIT_SEATS, req->now, res))
 		return;
 	switch (BookingCounterTakeSeats(&r, quantity, req->timeout_ms, req->now, &free_left))
 	{

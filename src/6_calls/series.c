@@ -255,7 +255,7 @@ ReserveSeriesBody(void *state, BookingResult *res)
 			return;
 		}
 	}
-	if (!BookingGuestLimitAllows(&sr->r, req->guest, sr->count, true, req->now, res))
+	if (!BookingGuestLimitAllows(&sr->r, req->guest, sr->count, BOOKING_LIMIT_STAYS, req->now, res))
 		return;
 
 	sr->group_id = BookingNewId("bookings_id_seq", sr->r.home);

@@ -75,7 +75,7 @@ ReserveSlotBody(void *state, BookingResult *res)
 		BookingSetClosed(res, req->resource, at, "");
 		return;
 	}
-	if (!BookingGuestLimitAllows(&r, req->guest, sr->quantity, false, req->now, res))
+	if (!BookingGuestLimitAllows(&r, req->guest, sr->quantity, BOOKING_LIMIT_UNITS, req->now, res))
 		return;
 
 	/* under the lock every slot of the resource that blocks is committed */

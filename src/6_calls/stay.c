@@ -67,7 +67,7 @@ BookingReserveStayBody(void *state, BookingResult *res)
 	}
 	if (!BookingStayLeavesSlots(&r, req->lower, req->upper, req->validity, -1, res))
 		return;
-	if (!BookingGuestLimitAllows(&r, req->guest, 1, true, req->now, res))
+	if (!BookingGuestLimitAllows(&r, req->guest, 1, BOOKING_LIMIT_STAYS, req->now, res))
 		return;
 
 	booking_id = BookingStayInsert(req, &r);

@@ -95,7 +95,7 @@ RunUnitTry(void *arg)
 	if (!BookingStayLeavesSlots(&r, ut->req->lower, ut->req->upper, ut->req->validity, -1,
 								&limit_res))
 		return false;
-	if (!BookingGuestLimitAllows(&r, ut->req->guest, 1, true, ut->req->now, &limit_res))
+	if (!BookingGuestLimitAllows(&r, ut->req->guest, 1, BOOKING_LIMIT_STAYS, ut->req->now, &limit_res))
 	{
 		ut->over_limit = true;
 		return false;

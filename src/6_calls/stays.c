@@ -153,7 +153,7 @@ StayMember(BookingStayRequest *req, int64 resource, int64 group_id, BookingResul
 	}
 	if (!BookingStayLeavesSlots(&r, req->lower, req->upper, req->validity, -1, res))
 		return;
-	if (!BookingGuestLimitAllows(&r, req->guest, 1, true, req->now, res))
+	if (!BookingGuestLimitAllows(&r, req->guest, 1, BOOKING_LIMIT_STAYS, req->now, res))
 		return;
 	values[0] = Int64GetDatum(resource);
 	BookingStayRowValues(req, values, nulls);
@@ -286,7 +286,7 @@ ReserveStaysBody(void *state, BookingResult *res)
 		}
 		if (!BookingStayLeavesSlots(&r, req->lower, req->upper, req->validity, -1, res))
 			return;
-		if (!BookingGuestLimitAllows(&r, req->guest, 1, true, req->now, res))
+		if (!BookingGuestLimitAllows(&r, req->guest, 1, BOOKING_LIMIT_STAYS, req->now, res))
 			return;
 	}
 

@@ -98,7 +98,7 @@ JoinBody(void *state, BookingResult *res)
 	 * only: while the guest waits, nothing else of this resource can come
 	 * its way, so what it holds does not grow.
 	 */
-	if (!BookingGuestLimitAllows(&r, req->guest, req->quantity, false, req->now, res))
+	if (!BookingGuestLimitAllows(&r, req->guest, req->quantity, BOOKING_LIMIT_SEATS, req->now, res))
 		return;
 
 	/* with nobody in line, seats that are there should be reserved */

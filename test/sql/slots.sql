@@ -121,6 +121,11 @@ SELECT ok, code FROM booking.set_guest_limit(1, 3);
 SELECT ok, code FROM booking.reserve_slot(1, 'max', '[2030-01-09 10:00+00, 2030-01-09 11:00+00)', 2);
 SELECT ok, code, message FROM booking.reserve_slot(1, 'max', '[2030-01-09 12:00+00, 2030-01-09 13:00+00)', 2);
 SELECT ok, code FROM booking.reserve_slot(1, 'max', '[2030-01-09 12:00+00, 2030-01-09 13:00+00)', 1);
+-- ... and a move as the booking made anew: max's other unit and these two pass a limit of 2
+SELECT ok, code FROM booking.set_guest_limit(1, 2);
+SELECT id AS max2 FROM booking.bookings WHERE guest = 'max' AND quantity = 2 \gset
+SELECT ok, code, message FROM booking.move_stay(:max2, '[2030-01-09 14:00+00, 2030-01-09 15:00+00)');
+SELECT ok, code FROM booking.set_guest_limit(1, 3);
 
 -- stays and slots on one resource: a stay takes every unit
 SELECT ok, code FROM booking.reserve_stay(4, 'ned', '[2030-01-07 09:00+00, 2030-01-07 12:00+00)');
