@@ -15,16 +15,18 @@ ALTER TABLE booking.resources
 -- resource's capacity over during; it has no footprint (blocked), so the
 -- exclusion constraint of stays leaves it alone, and reserve_slot decides
 -- under the resource row's lock, reading the slots that overlap through
--- bookings_slots_idx.  slotted: reserve_slot has booked this resource, so
+-- bookings_slots_idx, a B-tree on where they start, from longest_slot
+-- before the window on.  slotted: reserve_slot has booked this resource, so
 -- a stay on it must also leave room among its slots (docs/slots.md).
 ALTER TABLE booking.resources
-    ADD COLUMN slotted boolean NOT NULL DEFAULT false;
+    ADD COLUMN slotted boolean NOT NULL DEFAULT false,
+    ADD COLUMN longest_slot interval NOT NULL DEFAULT '0';
 ALTER TABLE booking.bookings
     DROP CONSTRAINT bookings_row_check,
     ADD CONSTRAINT bookings_row_check CHECK (quantity > 0
         AND ((status = 'pending') = (expires_at IS NOT NULL) OR status IN ('cancelled', 'expired'))
         AND (during IS NOT NULL OR blocked IS NULL) AND (blocked IS NULL OR blocked @> during));
-CREATE INDEX bookings_slots_idx ON booking.bookings USING gist (home, resource_id, during)
+CREATE INDEX bookings_slots_idx ON booking.bookings (home, resource_id, lower(during))
     WHERE blocked IS NULL AND during IS NOT NULL AND status IN ('pending', 'confirmed');
 
 CREATE FUNCTION booking.reserve_slot(resource bigint, guest text, during tstzrange,

@@ -113,6 +113,10 @@ CREATE TABLE booking.resources (
     -- (0.9.0) reserve_slot has booked it: a stay on it takes every unit, so
     -- it must leave room among the slots (docs/slots.md)
     slotted     boolean NOT NULL DEFAULT false,
+    -- (0.9.0) the longest range any of its slot bookings ever had: the
+    -- sweep reads the slots that start from this far before a window on
+    -- (bookings_slots_idx); it only grows, under the row's lock
+    longest_slot interval NOT NULL DEFAULT '0',
     -- one constraint, not five: the executor re-reads every CHECK of a table
     -- for each statement, and this row is written by every sale.  The last
     -- term makes a write of taken on a striped resource (say, from a session
@@ -187,7 +191,7 @@ CREATE INDEX bookings_pending_idx ON booking.bookings (home, resource_id, expire
 CREATE INDEX bookings_expiry_idx ON booking.bookings (home, expires_at) WHERE status = 'pending';
 CREATE INDEX bookings_group_idx ON booking.bookings (home, group_id) WHERE group_id IS NOT NULL;
 -- the slots reserve_slot sweeps under the resource's lock (4_inventory/capacity.c)
-CREATE INDEX bookings_slots_idx ON booking.bookings USING gist (home, resource_id, during)
+CREATE INDEX bookings_slots_idx ON booking.bookings (home, resource_id, lower(during))
     WHERE blocked IS NULL AND during IS NOT NULL AND status IN ('pending', 'confirmed');
 CREATE INDEX bookings_guest_idx ON booking.bookings (home, resource_id, guest)
     WHERE limited AND status IN ('pending', 'confirmed');

@@ -36,6 +36,7 @@ typedef struct BookingResource
 	int32		waiting;		/* entries in its waitlist (4_inventory/line.c) */
 	bool		has_hours;		/* opening hours set (4_inventory/hours.c) */
 	bool		slotted;		/* reserve_slot has booked it (4_inventory/capacity.c) */
+	int64		longest_slot;	/* microseconds of its longest slot booking */
 } BookingResource;
 
 /* booking.status */

@@ -41,7 +41,8 @@
 #include "2_locks/rowlock.h"
 
 #define RESOURCE_COLUMNS "SELECT capacity, taken, version, stripes, " \
-	"COALESCE(guest_limit, 0), buffer_before, buffer_after, waiting, opening_hours IS NOT NULL, slotted " \
+	"COALESCE(guest_limit, 0), buffer_before, buffer_after, waiting, opening_hours IS NOT NULL, slotted, " \
+	"longest_slot " \
 	"FROM booking.resources " \
 	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1"
 
@@ -93,6 +94,8 @@ RunLockStatement(void *arg)
 		la->res->waiting = BookingGetInt32(0, 8, NULL);
 		la->res->has_hours = BookingGetBool(0, 9);
 		la->res->slotted = BookingGetBool(0, 10);
+		la->res->longest_slot = BookingIntervalUsecs(DatumGetIntervalP(BookingGetDatum(0, 11, &isnull)),
+													 "longest_slot");
 	}
 }
 

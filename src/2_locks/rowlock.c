@@ -165,6 +165,7 @@ ReadResource(Relation rel, TupleTableSlot *slot, BookingResource *res)
 	res->buffer_before = GetInterval(slot, ColumnOf(rel, "buffer_before"));
 	res->buffer_after = GetInterval(slot, ColumnOf(rel, "buffer_after"));
 	res->waiting = (int32) GetInt(slot, ColumnOf(rel, "waiting"), false);
+	res->longest_slot = GetInterval(slot, ColumnOf(rel, "longest_slot"));
 	{
 		bool		isnull;
 

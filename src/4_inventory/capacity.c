@@ -6,11 +6,14 @@
  *	  hold more than the capacity.  No constraint can say that, so the
  *	  decision is made under the resource row's lock, which every writer of
  *	  a slot holds: the bookings that overlap the new range are read through
- *	  bookings_slots_idx, a GiST index on (home, resource_id, during), on the
+ *	  bookings_slots_idx, a B-tree on (home, resource_id, lower(during)), on the
  *	  latest committed state (at REPEATABLE READ the transaction's snapshot
  *	  may be older than the last holder of the lock), and swept in time
- *	  order.  The cost grows with the bookings that overlap the range, not
- *	  with all of the resource's.
+ *	  order.  They are found by where they start, a B-tree read from the
+ *	  window's lower bound less the resource's longest slot booking
+ *	  (resources.longest_slot, which BookingSlotMark keeps): the cost grows
+ *	  with the bookings that start within that reach of the range, not with
+ *	  all of the resource's.
  *
  *	  A slot booking has no footprint (blocked is NULL), so the exclusion
  *	  constraint of stays leaves it alone.  Stays and slots may share a
@@ -45,11 +48,13 @@
  * whose planner routes this UNION ALL to its shard only with the values.
  */
 static BookingPlan use_plan = {
-	BOOKING_SLOT_USE_SQL, 5, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID, INT8OID},
+	BOOKING_SLOT_USE_SQL("$6"), 6,
+	{INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID, INT8OID, TIMESTAMPTZOID},
 	NULL, CURSOR_OPT_GENERIC_PLAN
 };
 static BookingPlan use_plan_distributed = {
-	BOOKING_SLOT_USE_SQL, 5, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID, INT8OID}
+	BOOKING_SLOT_USE_SQL("$6"), 6,
+	{INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID, INT8OID, TIMESTAMPTZOID}
 };
 
 /* $7 the home, $8 the id (NULL: the sequence's next), $9 limited, $10 metadata, $11 quantity */
@@ -64,10 +69,11 @@ static BookingPlan insert_plan = {
 	INT8OID, BOOLOID, JSONBOID, INT4OID}
 };
 
+/* $3 the new longest slot, an interval of microseconds alone (exact at any date) */
 static BookingPlan mark_plan = {
-	"UPDATE booking.resources SET slotted = true "
+	"UPDATE booking.resources SET slotted = true, longest_slot = $3 "
 	"WHERE home OPERATOR(pg_catalog.=) $2 AND id OPERATOR(pg_catalog.=) $1",
-	2, {INT8OID, INT8OID}
+	3, {INT8OID, INT8OID, INTERVALOID}
 };
 
 typedef struct Change
@@ -134,6 +140,19 @@ BookingSlotUseOfRows(int n, int col, TimestampTz lower, TimestampTz upper, Booki
 	pfree(changes);
 }
 
+/* t moved by d, held inside the timestamps PostgreSQL can write */
+static TimestampTz
+Shifted(TimestampTz t, int64 d)
+{
+	TimestampTz s;
+
+	if (pg_add_s64_overflow(t, d, &s) || s < MIN_TIMESTAMP)
+		return d < 0 ? MIN_TIMESTAMP : END_TIMESTAMP - 1;
+	if (s >= END_TIMESTAMP)
+		return END_TIMESTAMP - 1;
+	return s;
+}
+
 /*
  * The use of r's units over [lower, upper) by the bookings that block a
  * newcomer of validity, but booking except (-1: none), latest committed:
@@ -143,7 +162,7 @@ void
 BookingSlotReadUse(const BookingResource *r, TimestampTz lower, TimestampTz upper,
 				   Datum validity, int64 except, BookingSlotUse *use)
 {
-	Datum		values[5];
+	Datum		values[6];
 	int			n;
 
 	values[0] = Int64GetDatum(r->id);
@@ -151,6 +170,7 @@ BookingSlotReadUse(const BookingResource *r, TimestampTz lower, TimestampTz uppe
 	values[2] = validity;
 	values[3] = Int64GetDatum(r->home);
 	values[4] = Int64GetDatum(except);
+	values[5] = TimestampTzGetDatum(Shifted(lower, -r->longest_slot));
 	n = BookingExecuteLatest(BookingDistributed() ? &use_plan_distributed : &use_plan,
 							 values, NULL, 0);
 	BookingSlotUseOfRows(n, 1, lower, upper, use);
@@ -244,16 +264,30 @@ BookingSlotInsert(BookingStayRequest *req, const BookingResource *r, int32 quant
 }
 
 /*
- * Marks r as a resource that sells slots, once: from then on its stays look
- * for slots in their way (BookingStayLeavesSlots).  The caller holds r.
+ * Records that r holds a slot booking over [lower, upper), which the caller
+ * holds r to write: r sells slots from then on (its stays look for slots in
+ * their way, BookingStayLeavesSlots), and its longest_slot grows to the
+ * booking's length if it is longer.  Written only when either changes: once
+ * per resource, or seldom.
  */
 void
-BookingSlotMark(const BookingResource *r)
+BookingSlotMark(const BookingResource *r, TimestampTz lower, TimestampTz upper)
 {
-	Datum		values[2] = {Int64GetDatum(r->id), Int64GetDatum(r->home)};
+	int64		length;
+	Interval   *span;
+	Datum		values[3];
 
-	if (!r->slotted)
-		(void) BookingExecute(&mark_plan, values, NULL, false, 0);
+	/* from 4713 BC to 294276 AD is more microseconds than an int64 holds */
+	if (pg_sub_s64_overflow(upper, lower, &length))
+		length = PG_INT64_MAX;
+	if (r->slotted && length <= r->longest_slot)
+		return;
+	span = palloc0(sizeof(Interval));
+	span->time = Max(length, r->longest_slot);
+	values[0] = Int64GetDatum(r->id);
+	values[1] = Int64GetDatum(r->home);
+	values[2] = IntervalPGetDatum(span);
+	(void) BookingExecute(&mark_plan, values, NULL, false, 0);
 }
 
 void
@@ -264,19 +298,6 @@ BookingSlotSetShort(BookingResult *res, int64 resource, int32 quantity, Timestam
 					 "Resource %lld has %lld %s free at %s; %d %s asked for.",
 					 (long long) resource, (long long) free_at, free_at == 1 ? "unit" : "units",
 					 timestamptz_to_str(short_at), quantity, quantity == 1 ? "was" : "were");
-}
-
-/* t moved by d, held inside the timestamps PostgreSQL can write */
-static TimestampTz
-Shifted(TimestampTz t, int64 d)
-{
-	TimestampTz s;
-
-	if (pg_add_s64_overflow(t, d, &s) || s < MIN_TIMESTAMP)
-		return d < 0 ? MIN_TIMESTAMP : END_TIMESTAMP - 1;
-	if (s >= END_TIMESTAMP)
-		return END_TIMESTAMP - 1;
-	return s;
 }
 
 /*

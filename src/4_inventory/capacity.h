@@ -30,14 +30,22 @@ typedef struct BookingSlotUse
 
 /*
  * What blocks units of resource $1 (home $4) over window $2 for a newcomer
- * of validity $3, but booking $5: slot bookings with their quantity (through
- * bookings_slots_idx), and stays by their footprint with a NULL quantity
- * (all of it).
+ * of validity $3, but booking $5: slot bookings with their quantity, and
+ * stays by their footprint with a NULL quantity (all of it).  The slot
+ * bookings are read through bookings_slots_idx, a B-tree on where they
+ * start, from "from" on: an instant no later than the window's lower bound
+ * less the resource's longest_slot, before which no slot booking that
+ * reaches into the window can start.  A B-tree, not a GiST on during:
+ * its descent is a binary search per page, the GiST's a test of every entry
+ * on each page it visits, 2.4x slower at a million slots (docs/slots.md).
  */
-#define BOOKING_SLOT_USE_SQL \
+#define BOOKING_SLOT_USE_SQL(from) \
 	"SELECT pg_catalog.lower(b.during) AS lo, pg_catalog.upper(b.during) AS hi, b.quantity AS q " \
 	"FROM booking.bookings b WHERE b.home OPERATOR(pg_catalog.=) $4 " \
-	"AND b.resource_id OPERATOR(pg_catalog.=) $1 AND b.during OPERATOR(pg_catalog.&&) $2 " \
+	"AND b.resource_id OPERATOR(pg_catalog.=) $1 " \
+	"AND pg_catalog.lower(b.during) OPERATOR(pg_catalog.>=) " from " " \
+	"AND pg_catalog.lower(b.during) OPERATOR(pg_catalog.<) pg_catalog.upper($2) " \
+	"AND b.during OPERATOR(pg_catalog.&&) $2 " \
 	"AND b.blocked IS NULL AND b.during IS NOT NULL " \
 	"AND b.status IN ('pending'::booking.status, 'confirmed'::booking.status) " \
 	"AND b.validity OPERATOR(pg_catalog.&&) $3 AND b.id OPERATOR(pg_catalog.<>) $5 " \
@@ -55,7 +63,7 @@ extern bool BookingSlotFits(const BookingSlotUse *use, int32 capacity, int32 qua
 							TimestampTz *short_at, int64 *free_at);
 extern int64 BookingSlotPeak(const BookingSlotUse *use, TimestampTz *at);
 extern int64 BookingSlotInsert(BookingStayRequest *req, const BookingResource *r, int32 quantity);
-extern void BookingSlotMark(const BookingResource *r);
+extern void BookingSlotMark(const BookingResource *r, TimestampTz lower, TimestampTz upper);
 extern void BookingSlotSetShort(BookingResult *res, int64 resource, int32 quantity,
 								TimestampTz short_at, int64 free_at);
 extern bool BookingStayLeavesSlots(const BookingResource *r, TimestampTz lower, TimestampTz upper,

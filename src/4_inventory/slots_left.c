@@ -23,13 +23,24 @@
 PG_FUNCTION_INFO_V1(booking_slots_left);
 
 /*
+ * Where the slot bookings that reach into $2 start at the earliest: its
+ * lower bound less r's longest slot, in seconds as a double (exact to well
+ * under the second taken off for its rounding), no earlier than the first
+ * instant a timestamp holds, where the subtraction would fail.
+ */
+#define SLOTS_FROM \
+	"pg_catalog.to_timestamp(GREATEST(pg_catalog.date_part('epoch', pg_catalog.lower($2)) " \
+	"OPERATOR(pg_catalog.-) pg_catalog.date_part('epoch', r.longest_slot) " \
+	"OPERATOR(pg_catalog.-) 1, -210866803200))"
+
+/*
  * The resource's capacity and hours with the use of its units over $2 (no
  * row for an unknown resource; one row with a NULL use when nothing
  * blocks).  One statement, so that on Citus it is one routed read.
  */
 static BookingPlan left_plan = {
 	"SELECT r.capacity, r.opening_hours, r.time_zone, u.lo, u.hi, u.q "
-	"FROM booking.resources r LEFT JOIN LATERAL (" BOOKING_SLOT_USE_SQL ") u ON true "
+	"FROM booking.resources r LEFT JOIN LATERAL (" BOOKING_SLOT_USE_SQL(SLOTS_FROM) ") u ON true "
 	"WHERE r.home OPERATOR(pg_catalog.=) $4 AND r.id OPERATOR(pg_catalog.=) $1",
 	5, {INT8OID, TSTZRANGEOID, TSTZRANGEOID, INT8OID, INT8OID}
 };

@@ -253,6 +253,8 @@ MoveStayBody(void *state, BookingResult *res)
 	{
 		if (!SlotMoveFits(req, &b, validity, res))
 			return;
+		/* a longer range reaches further back: the sweeps must read from there */
+		BookingSlotMark(&b.resource, req->lower, req->upper);
 		footprint = (Datum) 0;
 	}
 	else

@@ -212,9 +212,9 @@ SetCapacityBody(void *state, BookingResult *res)
 		if (req->capacity < peak)
 		{
 			BookingSetResult(res, BOOKING_CAPACITY_BELOW_TAKEN, -1,
-							 "Resource %lld has %lld units booked at %s; its capacity cannot go down to %d.",
-							 (long long) req->resource, (long long) peak, timestamptz_to_str(at),
-							 req->capacity);
+							 "Resource %lld has %lld %s booked at %s; its capacity cannot go down to %d.",
+							 (long long) req->resource, (long long) peak,
+							 peak == 1 ? "unit" : "units", timestamptz_to_str(at), req->capacity);
 			return;
 		}
 	}

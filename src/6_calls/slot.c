@@ -85,7 +85,7 @@ ReserveSlotBody(void *state, BookingResult *res)
 		BookingSlotSetShort(res, req->resource, sr->quantity, at, free_at);
 		return;
 	}
-	BookingSlotMark(&r);
+	BookingSlotMark(&r, req->lower, req->upper);
 	booking_id = BookingSlotInsert(req, &r, sr->quantity);
 	BookingStaySetCreated(res, booking_id,
 						  psprintf("%d %s of resource %lld", sr->quantity,
