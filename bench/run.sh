@@ -31,7 +31,15 @@
 #            and the same with a session that LISTENs, and with a relay that
 #            LISTENs and drains the events meanwhile
 #   sellout  time to sell 2,000 seats with 64 clients, p50/p99 latency per
-#            call: single-row vs striped
+#            call: single-row vs striped; then p50, p99 and p99.9 over all
+#            rounds' calls, and the same sell-outs with commit_delay
+#            (BENCH_COMMIT_DELAY microseconds, default 100)
+#   pooler   reserve_seat through Debian's pgbouncer in transaction mode
+#            (pool of 20 server connections) at 200 clients vs 20 clients
+#            connected directly, both -M extended (pgbouncer 1.18 passes no
+#            named prepared statements in transaction mode); spread over
+#            1,000 sessions, and on one hot session; exact totals: the
+#            bookings equal the transactions of each side
 #   memory   private RSS of one backend after 100,000 calls vs after 1,000
 #   stats    reserve_seat on one hot session with booking.track_stats on vs
 #            off (booking.stats(), src/1_ground/stats.c), at BENCH_STATS_CLIENTS
@@ -64,8 +72,9 @@ STAY_CLIENTS=${BENCH_STAY_CLIENTS:-32}
 STATS_CLIENTS=${BENCH_STATS_CLIENTS:-8}
 STATS_ROUNDS=${BENCH_STATS_ROUNDS:-8}
 THREADS=${BENCH_THREADS:-2}
+COMMIT_DELAY=${BENCH_COMMIT_DELAY:-100}
 PLOT=${BENCH_PLOT:-docs/img/throughput.png}
-ALL="hot stays size keys limit events sellout memory stats"
+ALL="hot stays size keys limit events sellout pooler memory stats"
 scenarios=${*:-$ALL}
 for s in $scenarios; do
 	case " $ALL " in
@@ -614,10 +623,10 @@ sell_once() {
 	local mode=$1 round=$2 res warm sold left opens last span late
 	res=$(qa -d bench_sellout -c "SELECT booking.create_resource('sale $mode $round', 2000)")
 	warm=$(qa -d bench_sellout -c "SELECT booking.create_resource('warm-up $mode $round', 1000000)")
-	[ "$mode" = single ] || { set_stripes bench_sellout "$res" 16; set_stripes bench_sellout "$warm" 16; }
+	[ "${mode%_delay}" = single ] || { set_stripes bench_sellout "$res" 16; set_stripes bench_sellout "$warm" 16; }
 	q -d bench_sellout -c CHECKPOINT
 	opens=$(qa -d bench_sellout -c "SELECT round(extract(epoch FROM pg_catalog.clock_timestamp()) + 2, 3)")
-	pgbench -n -M prepared -c 64 -j "$THREADS" -t 49 -l --log-prefix="$work/sell.$mode.$round" \
+	PGOPTIONS="${SELL_PGOPTIONS:-}" pgbench -n -M prepared -c 64 -j "$THREADS" -t 49 -l --log-prefix="$work/sell.$mode.$round" \
 		-D resource="$res" -D warm="$warm" -D warmed=0 -D opens="$opens" \
 		-f "$work/sellout.pgb" bench_sellout >"$work/sell.out" 2>&1 ||
 		{ cat "$work/sell.out" >&2; echo "pgbench failed in the sell-out" >&2; return 1; }
@@ -639,12 +648,28 @@ sell_once() {
 		echo "sell-out $mode: $late clients were not ready at the opening" >&2
 		return 1
 	fi
+	# the calls until the last sale, kept for the percentiles over all rounds
 	cat "$work/sell.$mode.$round".* | awk -v last="$last" '$2 > 1 && $5 * 1000000 + $6 - $3 <= last { print $3 }' |
-		sort -n | awk -v span="$span" '
+		tee -a "$work/latencies.$mode" | sort -n | awk -v span="$span" '
 		{ l[NR] = $1 } END {
 		p50 = l[int(NR * 0.50 + 0.999999)]; p99 = l[int(NR * 0.99 + 0.999999)]
 		printf "%s %.2f %.2f %d\n", span, p50 / 1000, p99 / 1000, NR }'
 	rm -f "$work/sell.$mode.$round".*
+}
+
+# sellout_tail MODES SUFFIX: p50, p99 and p99.9 per call over the calls of
+# all three rounds of each mode (up to the last sale), and the reference lines
+sellout_tail() {
+	local mode f n p50 p99 p999
+	printf "%-16s %8s %8s %8s %8s  (all rounds' calls until the last sale)\n" mode calls "p50 ms" "p99 ms" "p99.9 ms"
+	for mode in $1; do
+		f=$work/latencies.$mode$2
+		read -r n p50 p99 p999 <<<"$(sort -n "$f" | awk '{ l[NR] = $1 } END {
+			printf "%d %.2f %.2f %.2f", NR, l[int(NR * 0.50 + 0.999999)] / 1000,
+				l[int(NR * 0.99 + 0.999999)] / 1000, l[int(NR * 0.999 + 0.999999)] / 1000 }')"
+		printf "%-16s %8s %8s %8s %8s\n" "$mode$2" "$n" "$p50" "$p99" "$p999"
+		reference "sell-out $mode$2: p50 / p99 / p99.9 ms" "$p50 / $p99 / $p999"
+	done
 }
 
 scenario_sellout() {
@@ -674,6 +699,25 @@ scenario_sellout() {
 		printf "%-10s %10s %10s %10s\n" "$mode" "${MED[sell_$mode]}" \
 			"$(printf "%s\n" ${p[$mode]} | sort -n | sed -n 2p)" "$(printf "%s\n" ${n[$mode]} | sort -n | sed -n 2p)"
 	done
+	sellout_tail "$modes" ""
+	# the same with the WAL flush of one commit delayed for others to join it
+	# (commit_delay, a superuser's setting, per connection here; commit_siblings
+	# stays 5, always reached at 64 clients)
+	for round in 1 2 3; do
+		for mode in $modes; do
+			r=$(SELL_PGOPTIONS="-c commit_delay=$COMMIT_DELAY" sell_once "${mode}_delay" "$round")
+			read -r secs p50 p99 calls <<<"$r"
+			[ "$calls" -ge 2000 ] || { echo "sell-out ${mode}_delay: $calls calls before the last sale, expected at least 2000" >&2; return 1; }
+			s[${mode}_delay]="${s[${mode}_delay]:-} $secs"
+		done
+	done
+	sellout_tail "$modes" _delay
+	for mode in $modes; do
+		MED[sell_${mode}_delay]=$(printf "%s\n" ${s[${mode}_delay]} | sort -n | sed -n 2p)
+		echo "commit_delay $COMMIT_DELAY us, $mode: sold out in ${MED[sell_${mode}_delay]} s against ${MED[sell_$mode]} s"
+		reference "sell-out $mode: time with commit_delay $COMMIT_DELAY / without" \
+			"$(ratio "${MED[sell_${mode}_delay]}" "${MED[sell_$mode]}")"
+	done
 	if [ -f "$work/sellout.wrong" ]; then
 		TARGETS+=("sell-out: exact totals FAIL: $(paste -sd ';' "$work/sellout.wrong")")
 	fi
@@ -683,6 +727,60 @@ scenario_sellout() {
 	else
 		skip_target "sell-out: single-row time / striped time" "no set_stripes"
 	fi
+}
+
+scenario_pooler() {
+	local first hot round i r tps n label want got_n
+	local -a order spec
+	declare -A got=()
+	echo
+	echo "== pooler: reserve_seat through pgbouncer (transaction mode, pool 20) at 200 clients vs 20 direct"
+	. test/lib/pgbouncer.sh
+	pgbouncer_need || return 1
+	new_db bench_pool
+	first=$(qa -d bench_pool -c "SELECT min(booking.create_resource('session ' || i, 2000000000)) FROM generate_series(1, 1000) i")
+	hot=$(qa -d bench_pool -c "SELECT booking.create_resource('hot session', 2000000000)")
+	pgbouncer_start "$((BOOKING_PORT + 1))" postgres \
+		"bench_pool = host=$BOOKING_DIR port=$BOOKING_PORT dbname=bench_pool" || return 1
+	trap 'pgbouncer_stop; booking_cluster_stop; rm -rf "$work"' EXIT
+	echo "pgbouncer $PGBOUNCER_VERSION, pool_mode transaction, default_pool_size 20"
+	# LABEL CLIENTS HOST PORT SESSIONS FIRST
+	spec=(direct_spread 20 "$BOOKING_DIR" "$BOOKING_PORT" 1000 "$first"
+		pooled_spread 200 "$PGBOUNCER_DIR" "$PGBOUNCER_PORT" 1000 "$first"
+		direct_hot 20 "$BOOKING_DIR" "$BOOKING_PORT" 1 "$hot"
+		pooled_hot 200 "$PGBOUNCER_DIR" "$PGBOUNCER_PORT" 1 "$hot")
+	for round in 1 2 3; do
+		order=(0 6 12 18)
+		[ "$round" = 2 ] && order=(18 12 6 0)
+		for i in "${order[@]}"; do
+			r=$(PGHOST=${spec[i + 2]} PGPORT=${spec[i + 3]} run_once bench_pool "$work/pool_seat.pgb" \
+				"${spec[i + 1]}" -M extended -D first="${spec[i + 5]}" -D n="${spec[i + 4]}")
+			read -r tps n <<<"$r"
+			got[${spec[i]}]="${got[${spec[i]}]:-} $tps"
+			DONE[${spec[i]}]=$((${DONE[${spec[i]}]:-0} + n))
+		done
+	done
+	printf "%-32s %10s %12s\n" "" "tps" "transactions"
+	for ((i = 0; i < ${#spec[@]}; i += 6)); do
+		label=${spec[i]}
+		MED[$label]=$(printf "%s\n" ${got[$label]} | sort -n | sed -n 2p)
+		printf "%-32s %10.0f %12s\n" "$label (${spec[i + 1]} clients)" "${MED[$label]}" "${DONE[$label]}"
+	done
+	pgbouncer_stop
+	trap 'booking_cluster_stop; rm -rf "$work"' EXIT
+	# every transaction booked one seat: nothing lost, nothing doubled
+	want=$((DONE[direct_spread] + DONE[pooled_spread]))
+	got_n=$(qa -d bench_pool -c "SELECT count(*) || ' ' || (SELECT sum(taken) FROM booking.resources WHERE id BETWEEN $first AND $((first + 999)))
+		FROM booking.bookings WHERE resource_id BETWEEN $first AND $((first + 999)) AND status = 'confirmed'")
+	[ "$got_n" = "$want $want" ] ||
+		TARGETS+=("pooler: spread: bookings and taken = transactions ($want): FAIL ($got_n)")
+	want=$((DONE[direct_hot] + DONE[pooled_hot]))
+	got_n=$(qa -d bench_pool -c "SELECT count(*) || ' ' || (SELECT taken FROM booking.resources WHERE id = $hot)
+		FROM booking.bookings WHERE resource_id = $hot AND status = 'confirmed'")
+	[ "$got_n" = "$want $want" ] ||
+		TARGETS+=("pooler: hot: bookings and taken = transactions ($want): FAIL ($got_n)")
+	target "pooler: 200 via pgbouncer / 20 direct, 1,000 sessions" "$(ratio "${MED[pooled_spread]}" "${MED[direct_spread]}")" ">=" 0.90
+	target "pooler: 200 via pgbouncer / 20 direct, hot session" "$(ratio "${MED[pooled_hot]}" "${MED[direct_hot]}")" ">=" 0.90
 }
 
 scenario_memory() {
