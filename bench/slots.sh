@@ -345,24 +345,12 @@ VACUUM_FIRST=1 side_by_side "$SIZE_CLIENTS" \
 	small bench_slot_small bench/slot_size.pgb "-D resource=$small -D n=$SMALL -D quantity=1" \
 	large bench_slot_large bench/slot_size.pgb "-D resource=$large -D n=$LARGE -D quantity=1" \
 	near bench_slot_large bench/slot_size.pgb "-D resource=$near -D n=$SMALL -D quantity=1"
-# the steady state between checkpoints: one checkpoint, a warm-up of
-# WARMUP seconds per side (it pays the full-page images of the pages it
-# touches first, as a server does once per checkpoint cycle), then the
-# same runs without a checkpoint before each
-q -d postgres -c CHECKPOINT
-for spec in "bench_slot_small $small $SMALL" "bench_slot_large $large $LARGE"; do
-	read -r db res n <<<"$spec"
-	pgbench -n -M prepared -c "$SIZE_CLIENTS" -j "$THREADS" -T "$WARMUP" -D resource="$res" -D n="$n" \
-		-D quantity=1 -f bench/slot_size.pgb "$db" >/dev/null 2>&1
-done
-VACUUM_FIRST=1 CHECKPOINT_FIRST=0 side_by_side "$SIZE_CLIENTS" \
-	small_warm bench_slot_small bench/slot_size.pgb "-D resource=$small -D n=$SMALL -D quantity=1" \
-	large_warm bench_slot_large bench/slot_size.pgb "-D resource=$large -D n=$LARGE -D quantity=1"
-# the same steady state on 4 kB pages (the server restarted without huge
-# pages), where each new backend faults in every page it touches first
-if [ "$HUGE" = on ]; then
-	runuser -u postgres -- "$BOOKING_PG_BIN/pg_ctl" -D "$BOOKING_DIR/data" -l "$BOOKING_DIR/server.log" -w \
-		-o "-c huge_pages=off" restart >/dev/null
+# steady_state SMALL_LABEL LARGE_LABEL: the steady state between
+# checkpoints: one checkpoint, a warm-up of WARMUP seconds per side (it pays
+# the full-page images of the pages it touches first, as a server does once
+# per checkpoint cycle), then the runs without a checkpoint before each
+steady_state() {
+	local spec db res n
 	q -d postgres -c CHECKPOINT
 	for spec in "bench_slot_small $small $SMALL" "bench_slot_large $large $LARGE"; do
 		read -r db res n <<<"$spec"
@@ -370,8 +358,16 @@ if [ "$HUGE" = on ]; then
 			-D quantity=1 -f bench/slot_size.pgb "$db" >/dev/null 2>&1
 	done
 	VACUUM_FIRST=1 CHECKPOINT_FIRST=0 side_by_side "$SIZE_CLIENTS" \
-		small_4k bench_slot_small bench/slot_size.pgb "-D resource=$small -D n=$SMALL -D quantity=1" \
-		large_4k bench_slot_large bench/slot_size.pgb "-D resource=$large -D n=$LARGE -D quantity=1"
+		"$1" bench_slot_small bench/slot_size.pgb "-D resource=$small -D n=$SMALL -D quantity=1" \
+		"$2" bench_slot_large bench/slot_size.pgb "-D resource=$large -D n=$LARGE -D quantity=1"
+}
+steady_state small_warm large_warm
+# the same steady state on 4 kB pages (the server restarted without huge
+# pages), where each new backend faults in every page it touches first
+if [ "$HUGE" = on ]; then
+	runuser -u postgres -- "$BOOKING_PG_BIN/pg_ctl" -D "$BOOKING_DIR/data" -l "$BOOKING_DIR/server.log" -w \
+		-o "-c huge_pages=off" restart >/dev/null
+	steady_state small_4k large_4k
 	# (restart alone would keep the last -o, from postmaster.opts)
 	runuser -u postgres -- "$BOOKING_PG_BIN/pg_ctl" -D "$BOOKING_DIR/data" -l "$BOOKING_DIR/server.log" -w \
 		-o "-c huge_pages=on" restart >/dev/null
