@@ -55,20 +55,38 @@ static BookingPlan unnumbered_plan = {
 	1, {INT8OID}
 };
 
-/* claim_events' columns: the statement's, with the lease token second */
+/*
+ * claim_events' columns: the statement's, with the lease token second.
+ *
+ * The rows leased are found again by the key range they span (lo..hi) as
+ * well as by their ids: the planner's estimate for a consumer's open
+ * deliveries comes from statistics that lag behind a backlog (an outbox
+ * analyzed while nearly empty estimates one row), and with one row
+ * expected it joined the picked rows to every delivery of the consumer,
+ * so that each claim read the whole backlog.  The bounds are index
+ * conditions whatever the estimate, so a claim reads the batch's range.
+ */
 #define CLAIM_COLUMNS 10
 static BookingPlan claim_plan = {
 	"WITH picked AS (SELECT event_id FROM booking.deliveries "
 	"WHERE home OPERATOR(pg_catalog.=) $1 AND consumer OPERATOR(pg_catalog.=) $2 AND acked_at IS NULL "
 	"AND (lease_until IS NULL OR lease_until OPERATOR(pg_catalog.<=) $3) "
 	"ORDER BY event_id LIMIT $4 FOR UPDATE SKIP LOCKED), "
+	"bounds AS (SELECT pg_catalog.min(event_id) AS lo, pg_catalog.max(event_id) AS hi, "
+	"pg_catalog.array_agg(event_id) AS ids FROM picked), "
 	"leased AS (UPDATE booking.deliveries d SET lease_token = $5, lease_until = $6, "
-	"attempts = d.attempts OPERATOR(pg_catalog.+) 1 FROM picked p "
+	"attempts = d.attempts OPERATOR(pg_catalog.+) 1 "
 	"WHERE d.home OPERATOR(pg_catalog.=) $1 AND d.consumer OPERATOR(pg_catalog.=) $2 "
-	"AND d.event_id OPERATOR(pg_catalog.=) p.event_id RETURNING d.event_id, d.attempts) "
+	"AND d.event_id OPERATOR(pg_catalog.>=) (SELECT lo FROM bounds) "
+	"AND d.event_id OPERATOR(pg_catalog.<=) (SELECT hi FROM bounds) "
+	"AND d.event_id OPERATOR(pg_catalog.=) ANY (CAST((SELECT ids FROM bounds) AS pg_catalog.int8[])) "
+	"RETURNING d.event_id, d.attempts) "
 	"SELECT e.id, e.resource_id, e.seq, e.booking_id, e.guest, e.kind, e.payload, e.created_at, l.attempts "
 	"FROM leased l JOIN booking.events e ON e.home OPERATOR(pg_catalog.=) $1 "
-	"AND e.id OPERATOR(pg_catalog.=) l.event_id ORDER BY e.resource_id, e.seq",
+	"AND e.id OPERATOR(pg_catalog.=) l.event_id "
+	"AND e.id OPERATOR(pg_catalog.>=) (SELECT lo FROM bounds) "
+	"AND e.id OPERATOR(pg_catalog.<=) (SELECT hi FROM bounds) "
+	"ORDER BY e.resource_id, e.seq",
 	6, {INT8OID, TEXTOID, TIMESTAMPTZOID, INT4OID, INT8OID, TIMESTAMPTZOID}
 };
 

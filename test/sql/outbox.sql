@@ -463,3 +463,46 @@ SELECT booking.add_consumer('ghost');
 SELECT count(*) AS ghost_gets_old FROM booking.claim_events('ghost');
 SELECT booking.drop_consumer('ghost');
 SELECT booking.drop_consumer('tpc');
+
+--
+-- 0.9.0: a backlog the statistics do not know of.  The outbox was analyzed
+-- while it had a few numbered events; then 20,000 commit (a relay was
+-- down).  The numbering reads each resource's head once per batch (it
+-- joined the batch with its resources' heads in a nested loop, scanning the
+-- heads once per event), and a claim reads its batch's key range of the
+-- deliveries, not every open delivery of the consumer (it joined the picked
+-- rows to all of them: a whole backlog read per claim).  Autovacuum is
+-- kept out so that the statistics stay stale.
+--
+ALTER TABLE booking.events SET (autovacuum_enabled = off);
+ALTER TABLE booking.deliveries SET (autovacuum_enabled = off);
+ALTER TABLE booking.event_heads SET (autovacuum_enabled = off);
+SELECT booking.add_consumer('backlog');
+ANALYZE booking.events, booking.deliveries, booking.event_heads;
+INSERT INTO booking.events (home, id, resource_id, kind, created_at)
+SELECT 0, nextval('booking.events_id_seq'), 900000 + g % 1000, 'reserved', clock_timestamp()
+  FROM generate_series(1, 20000) g;
+SELECT pg_stat_force_next_flush();
+SELECT seq_scan AS heads_scans_before FROM pg_stat_user_tables WHERE relid = 'booking.event_heads'::regclass \gset
+-- two claims number the backlog (10,000 each) and lease 100 each; the heads
+-- of the batch's 1,000 resources are read once per batch (2,000 reads), not
+-- once per event (20,000)
+SELECT count(*) AS leased FROM booking.claim_events('backlog', 100);
+SELECT count(*) AS leased FROM booking.claim_events('backlog', 100);
+SELECT pg_stat_force_next_flush();
+SELECT seq_scan - :heads_scans_before < 3000 AS heads_read_once_per_resource
+  FROM pg_stat_user_tables WHERE relid = 'booking.event_heads'::regclass;
+SELECT count(*) AS unnumbered FROM booking.events WHERE seq IS NULL;
+SELECT count(*) AS resources_with_gaps FROM (SELECT resource_id FROM booking.events
+  WHERE resource_id >= 900000 GROUP BY resource_id
+  HAVING min(seq) <> 1 OR max(seq) <> count(*) OR count(DISTINCT seq) <> count(*)) g;
+SELECT idx_tup_read AS pkey_read_before FROM pg_stat_user_indexes
+  WHERE indexrelid = 'booking.deliveries_pkey'::regclass \gset
+SELECT count(*) AS leased FROM booking.claim_events('backlog', 100);
+SELECT pg_stat_force_next_flush();
+SELECT idx_tup_read - :pkey_read_before < 1000 AS claim_reads_its_range
+  FROM pg_stat_user_indexes WHERE indexrelid = 'booking.deliveries_pkey'::regclass;
+SELECT booking.drop_consumer('backlog');
+ALTER TABLE booking.events RESET (autovacuum_enabled);
+ALTER TABLE booking.deliveries RESET (autovacuum_enabled);
+ALTER TABLE booking.event_heads RESET (autovacuum_enabled);
