@@ -63,29 +63,32 @@ static BookingPlan lock_sequencer_plan = {
 };
 
 /*
- * The committed unnumbered rows, numbered per resource after its head.
- * Statistics taken while every event was numbered estimate one unnumbered
- * row, and a backlog holds thousands, so the plan must not depend on that
- * estimate.  The head of each resource is read once, for the resource's
- * first row in the batch, and handed to the others by a window over the
- * same order: a join of the batch with its resources' heads was planned as
- * a nested loop of the two (5 million comparisons for a batch of 10,000
- * over 1,000 resources).  The rows are found again by their key, one
- * lookup each: bounding them by the batch's key range instead let the
- * planner loop over that range once per row (50 million comparisons).
+ * The numbering reads the committed unnumbered rows, the heads of their
+ * resources, and writes each row's number by its key: three statements of
+ * one table each, whose plans cannot go wrong with the estimates.  The
+ * statistics of a backlog lag (taken while every event was numbered, they
+ * estimate one unnumbered row where thousands wait), and one statement
+ * joining the batch with the events and the heads was planned as nested
+ * loops over them: 5 million comparisons for a batch of 10,000 over 1,000
+ * resources, and with no statistics at all, the whole batch recomputed for
+ * every event of the table.
  */
-static BookingPlan number_plan = {
-	"WITH fresh AS (SELECT id, resource_id, n, pg_catalog.max(head) OVER (PARTITION BY resource_id) AS head "
-	"FROM (SELECT id, resource_id, n, CASE WHEN n OPERATOR(pg_catalog.=) 1 THEN "
-	"COALESCE((SELECT h.last_seq FROM booking.event_heads h WHERE h.home OPERATOR(pg_catalog.=) $1 "
-	"AND h.resource_id OPERATOR(pg_catalog.=) r.resource_id), 0) END AS head "
-	"FROM (SELECT id, resource_id, pg_catalog.row_number() OVER (PARTITION BY resource_id ORDER BY id) AS n "
-	"FROM (SELECT id, resource_id FROM booking.events WHERE home OPERATOR(pg_catalog.=) $1 AND seq IS NULL "
-	"ORDER BY id LIMIT $2) AS f) AS r) AS b) "
-	"UPDATE booking.events e SET seq = f.head OPERATOR(pg_catalog.+) f.n "
-	"FROM fresh f WHERE e.home OPERATOR(pg_catalog.=) $1 AND e.id OPERATOR(pg_catalog.=) f.id "
-	"RETURNING e.id, e.resource_id, e.seq",
+static BookingPlan fresh_plan = {
+	"SELECT id, resource_id FROM booking.events WHERE home OPERATOR(pg_catalog.=) $1 AND seq IS NULL "
+	"ORDER BY id LIMIT $2",
 	2, {INT8OID, INT4OID}
+};
+
+static BookingPlan heads_plan = {
+	"SELECT resource_id, last_seq FROM booking.event_heads WHERE home OPERATOR(pg_catalog.=) $1 "
+	"AND resource_id OPERATOR(pg_catalog.=) ANY ($2) ORDER BY resource_id",
+	2, {INT8OID, INT8ARRAYOID}
+};
+
+static BookingPlan number_one_plan = {
+	"UPDATE booking.events SET seq = $3 WHERE home OPERATOR(pg_catalog.=) $1 "
+	"AND id OPERATOR(pg_catalog.=) $2 AND seq IS NULL",
+	3, {INT8OID, INT8OID, INT8OID}
 };
 
 static BookingPlan set_heads_plan = {
@@ -185,6 +188,27 @@ BookingHoldSequencer(int64 home)
 	(void) BookingExecute(&wait_sequencer_plan, values, NULL, false, 1);
 }
 
+/* an unnumbered row of a batch */
+typedef struct FreshRow
+{
+	int64		id;
+	int64		resource;
+	int64		seq;
+} FreshRow;
+
+static int
+CompareFresh(const void *a, const void *b)
+{
+	const FreshRow *x = (const FreshRow *) a;
+	const FreshRow *y = (const FreshRow *) b;
+
+	if (x->resource != y->resource)
+		return x->resource < y->resource ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return 0;
+}
+
 /*
  * Numbers the committed unnumbered events of home, unless another relay is;
  * returns how many.
@@ -196,10 +220,13 @@ BookingNumberEvents(int64 home, int32 batch)
 	Datum		consumers;
 	bool		isnull;
 	int			n;
-	int64	   *ids;
+	int			nheads = 0;
+	int			nknown;
+	int			k;
+	FreshRow   *rows;
 	Datum	   *resources;
 	Datum	   *seqs;
-	int			nheads = 0;
+	Datum	   *ids;
 
 	values[0] = Int64GetDatum(home);
 	if (BookingExecute(&lock_sequencer_plan, values, NULL, false, 1) == 0)
@@ -210,29 +237,52 @@ BookingNumberEvents(int64 home, int32 batch)
 			return 0;
 	}
 	values[1] = Int32GetDatum(batch);
-	n = BookingExecute(&number_plan, values, NULL, false, 0);
+	n = BookingExecute(&fresh_plan, values, NULL, false, 0);
 	if (n == 0)
 		return 0;
-	ids = palloc(sizeof(int64) * n);
+	rows = palloc(sizeof(FreshRow) * n);
+	for (int i = 0; i < n; i++)
+	{
+		rows[i].id = BookingGetInt64(i, 1, NULL);
+		rows[i].resource = BookingGetInt64(i, 2, NULL);
+	}
+
+	/* by resource, in commit-visible id order within each */
+	qsort(rows, n, sizeof(FreshRow), CompareFresh);
 	resources = palloc(sizeof(Datum) * n);
 	seqs = palloc(sizeof(Datum) * n);
 	for (int i = 0; i < n; i++)
-	{
-		int64		resource = BookingGetInt64(i, 2, NULL);
-		int64		seq = BookingGetInt64(i, 3, NULL);
-		int			j;
-
-		ids[i] = BookingGetInt64(i, 1, NULL);
-		for (j = 0; j < nheads; j++)
-			if (DatumGetInt64(resources[j]) == resource)
-				break;
-		if (j == nheads)
+		if (i == 0 || rows[i].resource != rows[i - 1].resource)
 		{
-			resources[nheads] = Int64GetDatum(resource);
-			seqs[nheads++] = Int64GetDatum(seq);
+			resources[nheads] = Int64GetDatum(rows[i].resource);
+			seqs[nheads++] = Int64GetDatum(0);
 		}
-		else if (seq > DatumGetInt64(seqs[j]))
-			seqs[j] = Int64GetDatum(seq);
+	values[1] = PointerGetDatum(construct_array(resources, nheads, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	nknown = BookingExecute(&heads_plan, values, NULL, false, 0);
+	/* both in resource order: merge the known heads in */
+	k = 0;
+	for (int i = 0; i < nknown; i++)
+	{
+		int64		resource = BookingGetInt64(i, 1, NULL);
+
+		while (k < nheads && DatumGetInt64(resources[k]) < resource)
+			k++;
+		if (k < nheads && DatumGetInt64(resources[k]) == resource)
+			seqs[k] = Int64GetDatum(BookingGetInt64(i, 2, NULL));
+	}
+
+	/* the next numbers of each resource, each written by its key */
+	k = -1;
+	for (int i = 0; i < n; i++)
+	{
+		if (i == 0 || rows[i].resource != rows[i - 1].resource)
+			k++;
+		seqs[k] = Int64GetDatum(DatumGetInt64(seqs[k]) + 1);
+		rows[i].seq = DatumGetInt64(seqs[k]);
+		values[1] = Int64GetDatum(rows[i].id);
+		values[2] = Int64GetDatum(rows[i].seq);
+		(void) BookingExecute(&number_one_plan, values, NULL, false, 0);
+		CHECK_FOR_INTERRUPTS();
 	}
 	values[1] = PointerGetDatum(construct_array(resources, nheads, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	values[2] = PointerGetDatum(construct_array(seqs, nheads, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
@@ -246,10 +296,11 @@ BookingNumberEvents(int64 home, int32 batch)
 	consumers = BookingGetDatum(0, 1, &isnull);
 	if (isnull)
 		return n;
+	ids = palloc(sizeof(Datum) * n);
 	for (int i = 0; i < n; i++)
-		resources[i] = Int64GetDatum(ids[i]);
+		ids[i] = Int64GetDatum(rows[i].id);
 	values[1] = consumers;
-	values[2] = PointerGetDatum(construct_array(resources, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[2] = PointerGetDatum(construct_array(ids, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	(void) BookingExecute(&deliver_plan, values, NULL, false, 0);
 	return n;
 }
