@@ -90,12 +90,14 @@ static BookingPlan claim_plan = {
 	6, {INT8OID, TEXTOID, TIMESTAMPTZOID, INT4OID, INT8OID, TIMESTAMPTZOID}
 };
 
+/* the events given, also as the key range they span: see claim_plan */
 static BookingPlan ack_plan = {
 	"UPDATE booking.deliveries SET acked_at = $4, lease_until = NULL "
 	"WHERE home OPERATOR(pg_catalog.=) $1 AND consumer OPERATOR(pg_catalog.=) $2 "
+	"AND event_id OPERATOR(pg_catalog.>=) $6 AND event_id OPERATOR(pg_catalog.<=) $7 "
 	"AND event_id OPERATOR(pg_catalog.=) ANY ($5) AND acked_at IS NULL "
 	"AND lease_token OPERATOR(pg_catalog.=) $3",
-	5, {INT8OID, TEXTOID, INT8OID, TIMESTAMPTZOID, INT8ARRAYOID}
+	7, {INT8OID, TEXTOID, INT8OID, TIMESTAMPTZOID, INT8ARRAYOID, INT8OID, INT8OID}
 };
 
 static BookingPlan token_plan = {
@@ -350,7 +352,7 @@ booking_claim_events(PG_FUNCTION_ARGS)
 /* one home's part of an acknowledgement */
 typedef struct AckArgs
 {
-	Datum		values[5];
+	Datum		values[7];
 	int64		acked;
 } AckArgs;
 
@@ -394,12 +396,18 @@ booking_ack_events(PG_FUNCTION_ARGS)
 	{
 		Datum	   *mine = palloc(sizeof(Datum) * Max(n, 1));
 		int			m = 0;
+		int64		lo = PG_INT64_MAX;
+		int64		hi = PG_INT64_MIN;
 		AckArgs		aa;
 
 		/* on Citus an event id tells its home, as a booking id does */
 		for (int i = 0; i < n; i++)
 			if (!BookingDistributed() || BookingHome(DatumGetInt64(events[i])) == homes[h])
+			{
+				lo = Min(lo, DatumGetInt64(events[i]));
+				hi = Max(hi, DatumGetInt64(events[i]));
 				mine[m++] = events[i];
+			}
 		if (m == 0)
 			continue;
 		aa.values[0] = Int64GetDatum(homes[h]);
@@ -408,6 +416,8 @@ booking_ack_events(PG_FUNCTION_ARGS)
 		aa.values[3] = TimestampTzGetDatum(now);
 		aa.values[4] = PointerGetDatum(construct_array(mine, m, INT8OID, 8, FLOAT8PASSBYVAL,
 													   TYPALIGN_DOUBLE));
+		aa.values[5] = Int64GetDatum(lo);
+		aa.values[6] = Int64GetDatum(hi);
 		aa.acked = 0;
 		if (RunHome(AckHome, &aa, homes[h], &skipped))
 			acked += aa.acked;
