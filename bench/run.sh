@@ -30,6 +30,15 @@
 #            notifies (booking preloaded; the cluster is restarted for it),
 #            and the same with a session that LISTENs, and with a relay that
 #            LISTENs and drains the events meanwhile
+#   relays   the outbox drained at full speed: a backlog of BENCH_RELAY_EVENTS
+#            (default 200,000) unnumbered events, half on one hot resource and
+#            half over 1,000, drained by BENCH_RELAY_COUNTS relays (default
+#            "1 4 10"; pgbench clients that claim 100 and acknowledge them)
+#            vs the same rows in a plain FOR UPDATE SKIP LOCKED queue table
+#            drained the same way (lease under a token, acknowledge under
+#            it); events/s from the start to the last acknowledgement;
+#            checked: every event acknowledged once, claimed once, and
+#            numbered 1..n per resource
 #   sellout  time to sell 2,000 seats with 64 clients, p50/p99 latency per
 #            call: single-row vs striped; then p50, p99 and p99.9 over all
 #            rounds' calls, and the same sell-outs with commit_delay
@@ -74,7 +83,9 @@ STATS_ROUNDS=${BENCH_STATS_ROUNDS:-8}
 THREADS=${BENCH_THREADS:-2}
 COMMIT_DELAY=${BENCH_COMMIT_DELAY:-100}
 PLOT=${BENCH_PLOT:-docs/img/throughput.png}
-ALL="hot stays size keys limit events sellout pooler memory stats"
+RELAY_EVENTS=${BENCH_RELAY_EVENTS:-200000}
+RELAY_COUNTS=${BENCH_RELAY_COUNTS:-1 4 10}
+ALL="hot stays size keys limit events relays sellout pooler memory stats"
 scenarios=${*:-$ALL}
 for s in $scenarios; do
 	case " $ALL " in
@@ -781,6 +792,138 @@ scenario_pooler() {
 		TARGETS+=("pooler: hot: bookings and taken = transactions ($want): FAIL ($got_n)")
 	target "pooler: 200 via pgbouncer / 20 direct, 1,000 sessions" "$(ratio "${MED[pooled_spread]}" "${MED[direct_spread]}")" ">=" 0.90
 	target "pooler: 200 via pgbouncer / 20 direct, hot session" "$(ratio "${MED[pooled_hot]}" "${MED[direct_hot]}")" ">=" 0.90
+}
+
+# relay_backlog SIDE: the backlog of RELAY_EVENTS event rows, half on the hot
+# resource and half over the 1,000 others, as sales write them while no
+# relay runs (unnumbered: a default install numbers at the claim); for the
+# plain side the same rows in plain_queue.  Then VACUUM ANALYZE, as a table
+# a relay drains has been vacuumed by autovacuum meanwhile.
+relay_backlog() {
+	local rows="SELECT CASE WHEN g % 2 = 0 THEN $RELAY_HOT ELSE $RELAY_FIRST + (g / 2) % 1000 END AS r,
+		g AS b, 'guest ' || g AS guest, 'reserved' AS kind,
+		jsonb_build_object('quantity', 1, 'during', tstzrange(now(), now() + interval '1 day')::text,
+			'status_after', 'confirmed', 'code', 'ok') AS payload
+		FROM generate_series(1, $RELAY_EVENTS) g"
+	if [ "$1" = booking ]; then
+		q -d bench_relay >/dev/null <<SQL
+TRUNCATE booking.events, booking.deliveries, booking.event_heads;
+INSERT INTO booking.events (home, id, resource_id, booking_id, guest, kind, payload, created_at)
+SELECT 0, nextval('booking.events_id_seq'), r, b, guest, kind, payload, clock_timestamp() FROM ($rows) s;
+VACUUM ANALYZE booking.events, booking.deliveries, booking.event_heads;
+SQL
+	else
+		q -d bench_relay >/dev/null <<SQL
+TRUNCATE plain_queue;
+INSERT INTO plain_queue (resource_id, booking_id, guest, kind, payload, created_at)
+SELECT r, b, guest, kind, payload, clock_timestamp() FROM ($rows) s;
+VACUUM ANALYZE plain_queue;
+SQL
+	fi
+}
+
+# relay_drain SIDE RELAYS: drains the backlog with RELAYS pgbench clients
+# (each a relay: claim 100, acknowledge them, again) and prints the seconds
+# from the start to the last acknowledgement.  pgbench runs until a poll
+# (every 0.1 s) finds nothing left, then is killed (a background job
+# ignores SIGINT): the time is read off
+# the rows, so the clients' idle claims after the end do not count; their
+# connecting (a few milliseconds each) does, on both sides alike.
+relay_drain() {
+	local side=$1 c=$2 pid started left done_q last_q
+	if [ "$side" = booking ]; then
+		done_q="SELECT NOT EXISTS (SELECT 1 FROM booking.events WHERE seq IS NULL)
+			AND NOT EXISTS (SELECT 1 FROM booking.deliveries WHERE acked_at IS NULL)"
+		last_q="SELECT max(acked_at) FROM booking.deliveries"
+	else
+		done_q="SELECT NOT EXISTS (SELECT 1 FROM plain_queue WHERE acked_at IS NULL)"
+		last_q="SELECT max(acked_at) FROM plain_queue"
+	fi
+	q -d bench_relay -c CHECKPOINT
+	started=$(qa -d bench_relay -c "SELECT clock_timestamp()")
+	pgbench -n -M prepared -c "$c" -j "$((c < THREADS ? c : THREADS))" -T 600 \
+		-f "$work/relay_$side.pgb" bench_relay >"$work/relay.out" 2>&1 &
+	pid=$!
+	for ((left = 3000; left > 0; left--)); do
+		sleep 0.1
+		[ "$(qa -d bench_relay -c "$done_q")" = t ] && break
+		kill -0 "$pid" 2>/dev/null || break
+	done
+	kill -TERM "$pid" 2>/dev/null || true
+	wait "$pid" || true
+	if [ "$(qa -d bench_relay -c "$done_q")" != t ] || grep -q 'aborted\|ERROR' "$work/relay.out"; then
+		cat "$work/relay.out" >&2
+		echo "relays: $side with $c relays did not drain the backlog" >&2
+		return 1
+	fi
+	qa -d bench_relay -c "SELECT round(extract(epoch FROM ($last_q) - '$started'::timestamptz), 3)"
+}
+
+# relay_check SIDE RELAYS: every event acknowledged once, claimed once (no
+# lease lapsed), and on the booking side numbered 1..n per resource
+relay_check() {
+	local v want="$RELAY_EVENTS 1 0"
+	if [ "$1" = booking ]; then
+		v=$(qa -d bench_relay -F ' ' -c "SELECT count(*) FILTER (WHERE acked_at IS NOT NULL), max(attempts),
+			(SELECT count(*) FROM (SELECT resource_id FROM booking.events GROUP BY resource_id
+				HAVING min(seq) <> 1 OR max(seq) <> count(*) OR count(DISTINCT seq) <> count(*)) g)
+			FROM booking.deliveries WHERE consumer = 'relay'")
+	else
+		v=$(qa -d bench_relay -F ' ' -c "SELECT count(*) FILTER (WHERE acked_at IS NOT NULL), max(attempts), 0 FROM plain_queue")
+	fi
+	[ "$v" = "$want" ] ||
+		TARGETS+=("relays: $1 with $2 relays: acknowledged, max attempts, resources with gaps = $want: FAIL ($v)")
+}
+
+scenario_relays() {
+	local round c side secs
+	declare -A got=()
+	echo
+	echo "== relays: a backlog of $RELAY_EVENTS events (half on one hot resource, half over 1,000), drained by 1, 4 and 10 relays (batch 100) vs a plain SKIP LOCKED queue"
+	new_db bench_relay
+	RELAY_FIRST=$(qa -d bench_relay -c "SELECT min(booking.create_resource('session ' || i, 1000000)) FROM generate_series(1, 1000) i")
+	RELAY_HOT=$(qa -d bench_relay -c "SELECT booking.create_resource('hot session', 1000000)")
+	q -d bench_relay >/dev/null <<'SQL'
+SELECT booking.add_consumer('relay');
+-- the floor: the columns of an event and of its delivery in one table
+CREATE TABLE plain_queue (
+    id          bigserial PRIMARY KEY,
+    resource_id bigint NOT NULL,
+    booking_id  bigint,
+    guest       text,
+    kind        text NOT NULL,
+    payload     jsonb NOT NULL,
+    created_at  timestamptz NOT NULL,
+    lease_token bigint,
+    lease_until timestamptz,
+    attempts    integer NOT NULL DEFAULT 0,
+    acked_at    timestamptz
+);
+CREATE INDEX plain_queue_open_idx ON plain_queue (id) WHERE acked_at IS NULL;
+CREATE SEQUENCE plain_token_seq;
+SQL
+	for round in 1 2 3; do
+		for c in $RELAY_COUNTS; do
+			for side in booking plain; do
+				relay_backlog "$side"
+				secs=$(relay_drain "$side" "$c")
+				relay_check "$side" "$c"
+				got[${side}_$c]="${got[${side}_$c]:-} $secs"
+				echo "round $round, $c relays, $side: $secs s"
+			done
+		done
+	done
+	printf "%-10s %16s %16s %8s\n" relays "booking ev/s" "plain ev/s" ratio
+	for c in $RELAY_COUNTS; do
+		for side in booking plain; do
+			secs=$(printf "%s\n" ${got[${side}_$c]} | sort -n | sed -n 2p)
+			MED[relay_${side}_$c]=$(awk -v n="$RELAY_EVENTS" -v s="$secs" 'BEGIN { printf "%.0f", n / s }')
+		done
+		printf "%-10s %16s %16s %8s\n" "$c" "${MED[relay_booking_$c]}" "${MED[relay_plain_$c]}" \
+			"$(ratio "${MED[relay_booking_$c]}" "${MED[relay_plain_$c]}")"
+		target "relays: $c, events/s / plain SKIP LOCKED queue" \
+			"$(ratio "${MED[relay_booking_$c]}" "${MED[relay_plain_$c]}")" ">=" 0.70
+	done
 }
 
 scenario_memory() {
