@@ -85,6 +85,18 @@ static BookingPlan heads_plan = {
 	2, {INT8OID, INT8ARRAYOID}
 };
 
+/*
+ * On Citus one write per row would be one round trip to the worker per
+ * event, so there the numbers go in one routed statement, as before 0.9.0
+ * (the worker plans it with its own statistics).
+ */
+static BookingPlan number_rows_plan = {
+	"UPDATE booking.events e SET seq = v.seq "
+	"FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS v(id, seq) "
+	"WHERE e.home OPERATOR(pg_catalog.=) $1 AND e.id OPERATOR(pg_catalog.=) v.id AND e.seq IS NULL",
+	3, {INT8OID, INT8ARRAYOID, INT8ARRAYOID}
+};
+
 static BookingPlan number_one_plan = {
 	"UPDATE booking.events SET seq = $3 WHERE home OPERATOR(pg_catalog.=) $1 "
 	"AND id OPERATOR(pg_catalog.=) $2 AND seq IS NULL",
@@ -279,10 +291,26 @@ BookingNumberEvents(int64 home, int32 batch)
 			k++;
 		seqs[k] = Int64GetDatum(DatumGetInt64(seqs[k]) + 1);
 		rows[i].seq = DatumGetInt64(seqs[k]);
+		if (BookingDistributed())
+			continue;
 		values[1] = Int64GetDatum(rows[i].id);
 		values[2] = Int64GetDatum(rows[i].seq);
 		(void) BookingExecute(&number_one_plan, values, NULL, false, 0);
 		CHECK_FOR_INTERRUPTS();
+	}
+	if (BookingDistributed())
+	{
+		Datum	   *rowids = palloc(sizeof(Datum) * n);
+		Datum	   *rowseqs = palloc(sizeof(Datum) * n);
+
+		for (int i = 0; i < n; i++)
+		{
+			rowids[i] = Int64GetDatum(rows[i].id);
+			rowseqs[i] = Int64GetDatum(rows[i].seq);
+		}
+		values[1] = PointerGetDatum(construct_array(rowids, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		values[2] = PointerGetDatum(construct_array(rowseqs, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		(void) BookingExecute(&number_rows_plan, values, NULL, false, 0);
 	}
 	values[1] = PointerGetDatum(construct_array(resources, nheads, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	values[2] = PointerGetDatum(construct_array(seqs, nheads, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
