@@ -610,8 +610,10 @@ SQL
 		"the relay acknowledged $(qa -d bench_ev_worker -c "SELECT count(*) FROM booking.deliveries WHERE acked_at IS NOT NULL") events"
 	sed -i "/^booking.database = 'bench_ev_worker'\$/d" "$BOOKING_DIR/data/postgresql.conf"
 	restart_preloaded off
-	reference "events: stays, events without NOTIFY / no consumer" "$(ratio "${MED[stay_quiet]}" "${MED[stay_none]}")"
-	reference "events: hot seat, events without NOTIFY / none" "$(ratio "${MED[seat_quiet]}" "${MED[seat_none]}")"
+	# issue 29: a sale that writes its event (a consumer is registered) at
+	# 0.9 of one that writes none
+	target "events: stays, events without NOTIFY / no consumer" "$(ratio "${MED[stay_quiet]}" "${MED[stay_none]}")" ">=" 0.90
+	target "events: hot seat, events without NOTIFY / none" "$(ratio "${MED[seat_quiet]}" "${MED[seat_none]}")" ">=" 0.90
 	reference "events: stays, transactions notify / no NOTIFY" "$(ratio "${MED[stay_self]}" "${MED[stay_quiet]}")"
 	target "events: stays, worker notifies / no NOTIFY" "$(ratio "${MED[stay_worker]}" "${MED[stay_quiet]}")" ">=" 0.90
 	target "events: stays, worker and a listener / no NOTIFY" "$(ratio "${MED[stay_listen]}" "${MED[stay_quiet]}")" ">=" 0.90
