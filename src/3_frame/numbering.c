@@ -261,6 +261,9 @@ BookingNumberEvents(int64 home, int32 batch)
 
 	/* by resource, in commit-visible id order within each */
 	qsort(rows, n, sizeof(FreshRow), CompareFresh);
+	ids = palloc(sizeof(Datum) * n);
+	for (int i = 0; i < n; i++)
+		ids[i] = Int64GetDatum(rows[i].id);
 	resources = palloc(sizeof(Datum) * n);
 	seqs = palloc(sizeof(Datum) * n);
 	for (int i = 0; i < n; i++)
@@ -293,22 +296,18 @@ BookingNumberEvents(int64 home, int32 batch)
 		rows[i].seq = DatumGetInt64(seqs[k]);
 		if (BookingDistributed())
 			continue;
-		values[1] = Int64GetDatum(rows[i].id);
+		values[1] = ids[i];
 		values[2] = Int64GetDatum(rows[i].seq);
 		(void) BookingExecute(&number_one_plan, values, NULL, false, 0);
 		CHECK_FOR_INTERRUPTS();
 	}
 	if (BookingDistributed())
 	{
-		Datum	   *rowids = palloc(sizeof(Datum) * n);
 		Datum	   *rowseqs = palloc(sizeof(Datum) * n);
 
 		for (int i = 0; i < n; i++)
-		{
-			rowids[i] = Int64GetDatum(rows[i].id);
 			rowseqs[i] = Int64GetDatum(rows[i].seq);
-		}
-		values[1] = PointerGetDatum(construct_array(rowids, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		values[1] = PointerGetDatum(construct_array(ids, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 		values[2] = PointerGetDatum(construct_array(rowseqs, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 		(void) BookingExecute(&number_rows_plan, values, NULL, false, 0);
 	}
@@ -324,9 +323,6 @@ BookingNumberEvents(int64 home, int32 batch)
 	consumers = BookingGetDatum(0, 1, &isnull);
 	if (isnull)
 		return n;
-	ids = palloc(sizeof(Datum) * n);
-	for (int i = 0; i < n; i++)
-		ids[i] = Int64GetDatum(rows[i].id);
 	values[1] = consumers;
 	values[2] = PointerGetDatum(construct_array(ids, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	(void) BookingExecute(&deliver_plan, values, NULL, false, 0);
