@@ -39,6 +39,17 @@
 #            it); events/s from the start to the last acknowledgement;
 #            checked: every event acknowledged once, claimed once, and
 #            numbered 1..n per resource
+#   snapshot a held snapshot: 32 clients sell (snap_booking.pgb: seats held
+#            for 1 minute under keys, confirmed seats, stays confirmed under
+#            keys and held for 1 minute; a consumer, a relay that drains it;
+#            booking preloaded, so the expiry worker expires the lapsed holds)
+#            for BENCH_SNAPSHOT_SECONDS while one REPEATABLE READ transaction
+#            stays open; the same for the floor of those writes on plain tables
+#            with a plain SKIP LOCKED queue (snap_floor.pgb), and for that
+#            queue alone at booking's event rate (snap_plain.pgb); the clients'
+#            tps and the relay's acknowledgements per BENCH_SNAPSHOT_INTERVAL,
+#            the sizes of the tables at each, and after the snapshot ends and
+#            VACUUM runs
 #   sellout  time to sell 2,000 seats with 64 clients, p50/p99 latency per
 #            call: single-row vs striped; then p50, p99 and p99.9 over all
 #            rounds' calls, and the same sell-outs with commit_delay
@@ -66,6 +77,9 @@
 #   BENCH_STATS_CLIENTS clients of the stats scenario (default 8)
 #   BENCH_STATS_ROUNDS rounds of the stats scenario, each on and off (default 8)
 #   BENCH_THREADS      pgbench threads at most (default 2)
+#   BENCH_SNAPSHOT_SECONDS, BENCH_SNAPSHOT_INTERVAL, BENCH_SNAPSHOT_CLIENTS
+#                      the snapshot scenario's run, interval and clients
+#                      (default 180, 60 and 32: about 10 minutes)
 #   BENCH_BUILD=0      use the installed extension, do not build and install
 #   BENCH_PLOT         where the plot goes (default docs/img/throughput.png)
 #   BOOKING_BENCH_PORT port of the private cluster (default 54360)
@@ -85,7 +99,10 @@ COMMIT_DELAY=${BENCH_COMMIT_DELAY:-100}
 PLOT=${BENCH_PLOT:-docs/img/throughput.png}
 RELAY_EVENTS=${BENCH_RELAY_EVENTS:-200000}
 RELAY_COUNTS=${BENCH_RELAY_COUNTS:-1 4 10}
-ALL="hot stays size keys limit events relays sellout pooler memory stats"
+SNAP_SECONDS=${BENCH_SNAPSHOT_SECONDS:-180}
+SNAP_INTERVAL=${BENCH_SNAPSHOT_INTERVAL:-60}
+SNAP_CLIENTS=${BENCH_SNAPSHOT_CLIENTS:-32}
+ALL="hot stays size keys limit events relays snapshot sellout pooler memory stats"
 scenarios=${*:-$ALL}
 for s in $scenarios; do
 	case " $ALL " in
@@ -796,6 +813,28 @@ scenario_pooler() {
 	target "pooler: 200 via pgbouncer / 20 direct, hot session" "$(ratio "${MED[pooled_hot]}" "${MED[direct_hot]}")" ">=" 0.90
 }
 
+# plain_queue DB: the floor of an outbox, the columns of an event and of its
+# delivery in one table, drained by relay_plain.pgb
+plain_queue() {
+	q -d "$1" >/dev/null <<'SQL'
+CREATE TABLE plain_queue (
+    id          bigserial PRIMARY KEY,
+    resource_id bigint NOT NULL,
+    booking_id  bigint,
+    guest       text,
+    kind        text NOT NULL,
+    payload     jsonb NOT NULL,
+    created_at  timestamptz NOT NULL,
+    lease_token bigint,
+    lease_until timestamptz,
+    attempts    integer NOT NULL DEFAULT 0,
+    acked_at    timestamptz
+);
+CREATE INDEX plain_queue_open_idx ON plain_queue (id) WHERE acked_at IS NULL;
+CREATE SEQUENCE plain_token_seq;
+SQL
+}
+
 # relay_backlog SIDE: the backlog of RELAY_EVENTS event rows, half on the hot
 # resource and half over the 1,000 others, as sales write them while no
 # relay runs (unnumbered: a default install numbers at the claim); for the
@@ -885,25 +924,8 @@ scenario_relays() {
 	new_db bench_relay
 	RELAY_FIRST=$(qa -d bench_relay -c "SELECT min(booking.create_resource('session ' || i, 1000000)) FROM generate_series(1, 1000) i")
 	RELAY_HOT=$(qa -d bench_relay -c "SELECT booking.create_resource('hot session', 1000000)")
-	q -d bench_relay >/dev/null <<'SQL'
-SELECT booking.add_consumer('relay');
--- the floor: the columns of an event and of its delivery in one table
-CREATE TABLE plain_queue (
-    id          bigserial PRIMARY KEY,
-    resource_id bigint NOT NULL,
-    booking_id  bigint,
-    guest       text,
-    kind        text NOT NULL,
-    payload     jsonb NOT NULL,
-    created_at  timestamptz NOT NULL,
-    lease_token bigint,
-    lease_until timestamptz,
-    attempts    integer NOT NULL DEFAULT 0,
-    acked_at    timestamptz
-);
-CREATE INDEX plain_queue_open_idx ON plain_queue (id) WHERE acked_at IS NULL;
-CREATE SEQUENCE plain_token_seq;
-SQL
+	qa -d bench_relay -c "SELECT booking.add_consumer('relay')" >/dev/null
+	plain_queue bench_relay
 	for round in 1 2 3; do
 		for c in $RELAY_COUNTS; do
 			for side in booking plain; do
@@ -926,6 +948,149 @@ SQL
 		target "relays: $c, events/s / plain SKIP LOCKED queue" \
 			"$(ratio "${MED[relay_booking_$c]}" "${MED[relay_plain_$c]}")" ">=" 0.70
 	done
+}
+
+# the tables whose sizes each side of the snapshot scenario reports
+declare -A SNAP_RELS=(
+	[booking]="booking.resources booking.bookings booking.idempotency_keys booking.events booking.deliveries"
+	[floor]="pl_resources pl_bookings plain_queue"
+	[queue]="plain_queue")
+
+# snap_sample DB SIDE LABEL: appends to $work/snap.SIDE one line: LABEL, the
+# table/index sizes in MB of SNAP_RELS[SIDE], and the events written but not
+# yet acknowledged
+snap_sample() {
+	local rels backlog
+	rels=$(printf "'%s'," ${SNAP_RELS[$2]})
+	if [ "$2" = booking ]; then
+		backlog="(SELECT count(*) FROM booking.events) - (SELECT count(*) FROM booking.deliveries WHERE acked_at IS NOT NULL)"
+	else
+		backlog="(SELECT count(*) FROM plain_queue WHERE acked_at IS NULL)"
+	fi
+	qa -d "$1" -c "SELECT '$3 ' || string_agg(round(pg_table_size(r::regclass) / 1048576.0, 1)
+			|| '/' || round(pg_indexes_size(r::regclass) / 1048576.0, 1), ' ' ORDER BY o) || ' ' || ($backlog)
+		FROM unnest(ARRAY[${rels%,}]) WITH ORDINALITY AS u(r, o)" >>"$work/snap.$2"
+}
+
+# snap_run SIDE DB SCRIPT RELAY_SCRIPT [RATE]: SNAP_CLIENTS clients run SCRIPT
+# (at RATE transactions/s in all, if given) and one relay RELAY_SCRIPT for
+# SNAP_SECONDS while one REPEATABLE READ transaction of DB stays open, as
+# pg_dump's or a long report's does; sizes sampled every SNAP_INTERVAL, then
+# the snapshot ends, VACUUM runs and they are sampled again.  Sets
+# SNAP_TPS[SIDE@i] (the clients' transactions/s of interval i),
+# SNAP_ACKED[SIDE@i] (the relay's acknowledgements/s) and SNAP_HELD[SIDE].
+snap_run() {
+	local side=$1 db=$2 script=$3 relay_script=$4 rate=${5:-} holder relay sampler started t i n f
+	rm -f "$work"/snap_log.* "$work/snap.$side"
+	q -d "$db" -c CHECKPOINT
+	touch "$work/snap.on"
+	( echo "BEGIN ISOLATION LEVEL REPEATABLE READ;"
+	  echo "SELECT count(*) FROM pg_class;"
+	  while [ -e "$work/snap.on" ]; do sleep 0.5; done
+	  echo "COMMIT;" ) | psql -X -q -d "$db" >/dev/null &
+	holder=$!
+	for ((n = 0; n < 100; n++)); do
+		[ "$(qa -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$db'
+			AND state = 'idle in transaction' AND backend_xmin IS NOT NULL")" = 1 ] && break
+		sleep 0.1
+	done
+	snap_sample "$db" "$side" 0s
+	started=$(qa -c "SELECT clock_timestamp()")
+	pgbench -n -M prepared -c 1 -j 1 -T "$SNAP_SECONDS" -f "$work/$relay_script" "$db" >"$work/snap_relay.out" 2>&1 &
+	relay=$!
+	( for ((t = SNAP_INTERVAL; t <= SNAP_SECONDS; t += SNAP_INTERVAL)); do
+		sleep "$SNAP_INTERVAL"
+		snap_sample "$db" "$side" "${t}s"
+	  done ) &
+	sampler=$!
+	pgbench -n -M prepared -c "$SNAP_CLIENTS" -j "$THREADS" -T "$SNAP_SECONDS" ${rate:+-R "$rate"} \
+		-l --aggregate-interval="$SNAP_INTERVAL" --log-prefix="$work/snap_log" \
+		-f "$work/$script" "$db" >"$work/snap.out" 2>&1 ||
+		{ cat "$work/snap.out" >&2; echo "pgbench failed: $script" >&2; return 1; }
+	wait "$relay" || { cat "$work/snap_relay.out" >&2; echo "the relay failed: $relay_script" >&2; return 1; }
+	wait "$sampler"
+	SNAP_HELD[$side]=$(qa -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$db'
+		AND state = 'idle in transaction' AND backend_xmin IS NOT NULL")
+	rm -f "$work/snap.on"
+	wait "$holder"
+	# an aggregate log line per interval and thread: start, transactions, ...;
+	# interval i is the i-th line of each thread's log
+	for ((i = 1; i <= SNAP_SECONDS / SNAP_INTERVAL; i++)); do
+		n=0
+		for f in "$work"/snap_log.*; do
+			n=$((n + $(sed -n "${i}p" "$f" | awk '{ print $2 + 0 }')))
+		done
+		SNAP_TPS[$side@$i]=$((n / SNAP_INTERVAL))
+	done
+	if [ "$side" = booking ]; then
+		f="SELECT acked_at FROM booking.deliveries WHERE acked_at IS NOT NULL"
+	else
+		f="SELECT acked_at FROM plain_queue WHERE acked_at IS NOT NULL"
+	fi
+	while read -r i n; do
+		SNAP_ACKED[$side@$i]=$n
+	done < <(qa -d "$db" -F ' ' -c "SELECT 1 + floor(extract(epoch FROM acked_at - '$started'::timestamptz) / $SNAP_INTERVAL)::int,
+		count(*) / $SNAP_INTERVAL FROM ($f) a GROUP BY 1 ORDER BY 1")
+	q -d "$db" -c "VACUUM $(echo ${SNAP_RELS[$side]} | sed 's/ /, /g')"
+	snap_sample "$db" "$side" vacuumed
+}
+
+scenario_snapshot() {
+	local i last rate side rel
+	declare -gA SNAP_TPS=() SNAP_ACKED=() SNAP_HELD=()
+	echo
+	echo "== snapshot: $SNAP_CLIENTS clients sell for $SNAP_SECONDS s while a REPEATABLE READ transaction stays open and a relay drains:"
+	echo "   booking, its floor on plain tables, and a plain SKIP LOCKED queue at booking's event rate"
+	new_db bench_snap
+	q -d bench_snap >/dev/null <<'SQL'
+SELECT booking.create_resource('room ' || i, 1) FROM generate_series(1, 1000) i;
+SELECT booking.create_resource('session ' || i, 2000000000) FROM generate_series(1, 100) i;
+SELECT booking.add_consumer('relay');
+SQL
+	PGDATABASE=bench_snap plain_tables pl
+	q -d bench_snap -c "INSERT INTO pl_resources SELECT * FROM booking.resources" -c "VACUUM ANALYZE pl_resources"
+	plain_queue bench_snap
+	# the expiry worker expires the lapsed holds and numbers the events, as
+	# in production (booking preloaded)
+	echo "booking.database = 'bench_snap'" >>"$BOOKING_DIR/data/postgresql.conf"
+	restart_preloaded on
+	snap_run booking bench_snap snap_booking.pgb relay_booking.pgb
+	snap_run floor bench_snap snap_floor.pgb relay_plain.pgb
+	rate=$(qa -d bench_snap -c "SELECT count(*) / $SNAP_SECONDS FROM booking.events")
+	q -d bench_snap -c "TRUNCATE plain_queue"
+	snap_run queue bench_snap snap_plain.pgb relay_plain.pgb "$rate"
+	sed -i "/^booking.database = 'bench_snap'\$/d" "$BOOKING_DIR/data/postgresql.conf"
+	restart_preloaded off
+	last=$((SNAP_SECONDS / SNAP_INTERVAL))
+	echo "(the queue's clients run at booking's event rate, $rate events/s; the floor's without a limit)"
+	printf "%-8s %-10s %12s %14s\n" side interval "clients tps" "relay acked/s"
+	for side in booking floor queue; do
+		for ((i = 1; i <= last; i++)); do
+			printf "%-8s %-10s %12s %14s\n" "$side" "$(((i - 1) * SNAP_INTERVAL))-$((i * SNAP_INTERVAL))s" \
+				"${SNAP_TPS[$side@$i]}" "${SNAP_ACKED[$side@$i]:-0}"
+		done
+	done
+	echo "sizes in MB (table/indexes), and the events written but not acknowledged, at each sample:"
+	for side in booking floor queue; do
+		printf "%-9s" "$side"
+		for rel in ${SNAP_RELS[$side]}; do printf " %18s" "${rel#booking.}"; done
+		printf " %9s\n" backlog
+		awk '{ printf "%-9s", $1; for (i = 2; i < NF; i++) printf " %18s", $i; printf " %9s\n", $NF }' "$work/snap.$side"
+	done
+	for side in booking floor queue; do
+		[ "${SNAP_HELD[$side]}" = 1 ] ||
+			TARGETS+=("snapshot: $side: the REPEATABLE READ snapshot was held to the end: FAIL")
+	done
+	target "snapshot: booking sales, last interval / first" \
+		"$(ratio "${SNAP_TPS[booking@$last]}" "${SNAP_TPS[booking@1]}")" ">=" 0.90
+	reference "snapshot: the floor's sales, last interval / first" \
+		"$(ratio "${SNAP_TPS[floor@$last]}" "${SNAP_TPS[floor@1]}")"
+	reference "snapshot: booking sales / the floor's, last interval" \
+		"$(ratio "${SNAP_TPS[booking@$last]}" "${SNAP_TPS[floor@$last]}")"
+	reference "snapshot: booking relay, acked/s last / first" \
+		"$(ratio "${SNAP_ACKED[booking@$last]:-0}" "${SNAP_ACKED[booking@1]:-1}")"
+	reference "snapshot: queue relay, acked/s last / first" \
+		"$(ratio "${SNAP_ACKED[queue@$last]:-0}" "${SNAP_ACKED[queue@1]:-1}")"
 }
 
 scenario_memory() {
