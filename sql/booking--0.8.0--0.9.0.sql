@@ -276,3 +276,54 @@ $grant$;
 COMMENT ON FUNCTION booking.grant_admin(regrole) IS
 'grants an operations role resources, settings, consumers, hold_expire, forget_guest, health, stats, stats_reset and distribute, and SELECT on resources and bookings; for a superuser or the extension''s owner';
 
+
+-- health(): (0.9.0) snapshot_oldest_seconds, the oldest snapshot held in the
+-- database (issue 29)
+CREATE OR REPLACE FUNCTION booking.health()
+    RETURNS TABLE (metric text, subject text, value double precision)
+    LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+    SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+    AS $health$
+DECLARE
+    who text;
+BEGIN
+    RETURN QUERY SELECT 'lapsed_hold_oldest_seconds'::text, NULL::text,
+            COALESCE(pg_catalog.date_part('epoch', pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.min(b.expires_at)), 0)
+        FROM booking.bookings b
+        WHERE b.status OPERATOR(pg_catalog.=) 'pending' AND b.expires_at OPERATOR(pg_catalog.<=) pg_catalog.now();
+    RETURN QUERY SELECT 'lapsed_holds'::text, NULL::text, CAST(pg_catalog.count(*) AS double precision)
+        FROM booking.bookings b
+        WHERE b.status OPERATOR(pg_catalog.=) 'pending' AND b.expires_at OPERATOR(pg_catalog.<=) pg_catalog.now();
+    RETURN QUERY SELECT 'waitlist_length'::text, CAST(r.id AS text), CAST(r.waiting AS double precision)
+        FROM booking.resources r WHERE r.waiting OPERATOR(pg_catalog.>) 0 ORDER BY r.id;
+    -- every registered consumer gets its rows, 0 when it is up to date
+    FOR who IN SELECT c.name FROM booking.consumers c ORDER BY c.name LOOP
+        RETURN QUERY SELECT 'consumer_unacked'::text, who, CAST(pg_catalog.count(*) AS double precision)
+            FROM booking.deliveries d WHERE d.consumer OPERATOR(pg_catalog.=) who AND d.acked_at IS NULL;
+        RETURN QUERY SELECT 'consumer_oldest_unacked_seconds'::text, who,
+                COALESCE(pg_catalog.date_part('epoch', pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.min(e.created_at)), 0)
+            FROM booking.deliveries d JOIN booking.events e
+              ON e.home OPERATOR(pg_catalog.=) d.home AND e.id OPERATOR(pg_catalog.=) d.event_id
+            WHERE d.consumer OPERATOR(pg_catalog.=) who AND d.acked_at IS NULL;
+    END LOOP;
+    RETURN QUERY SELECT 'events_unsequenced'::text, NULL::text, CAST(pg_catalog.count(*) AS double precision)
+        FROM booking.events e WHERE e.seq IS NULL;
+    RETURN QUERY SELECT 'idempotency_keys'::text, NULL::text, CAST(pg_catalog.count(*) AS double precision)
+        FROM booking.idempotency_keys k;
+    RETURN QUERY SELECT 'idempotency_key_oldest_seconds'::text, NULL::text,
+            COALESCE(pg_catalog.date_part('epoch', pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.min(k.created_at)), 0)
+        FROM booking.idempotency_keys k;
+    -- (0.9.0) while a transaction keeps an old snapshot, no counter row's
+    -- old versions can be removed and every sale walks past them
+    -- (docs/performance.md, "A held snapshot")
+    RETURN QUERY SELECT 'snapshot_oldest_seconds'::text, NULL::text,
+            COALESCE(pg_catalog.max(pg_catalog.date_part('epoch', pg_catalog.now() OPERATOR(pg_catalog.-) a.xact_start)), 0)
+        FROM pg_catalog.pg_stat_activity a
+        WHERE a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+          AND a.backend_type OPERATOR(pg_catalog.=) 'client backend'
+          AND a.backend_xmin IS NOT NULL
+          AND a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid();
+END
+$health$;
+COMMENT ON FUNCTION booking.health() IS
+'figures to watch: lapsed holds not yet swept, waitlist lengths, each consumer''s unacknowledged events and their age, events not yet numbered, idempotency keys, the oldest snapshot held in this database';

@@ -698,10 +698,20 @@ BEGIN
     RETURN QUERY SELECT 'idempotency_key_oldest_seconds'::text, NULL::text,
             COALESCE(pg_catalog.date_part('epoch', pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.min(k.created_at)), 0)
         FROM booking.idempotency_keys k;
+    -- (0.9.0) while a transaction keeps an old snapshot, no counter row's
+    -- old versions can be removed and every sale walks past them
+    -- (docs/performance.md, "A held snapshot")
+    RETURN QUERY SELECT 'snapshot_oldest_seconds'::text, NULL::text,
+            COALESCE(pg_catalog.max(pg_catalog.date_part('epoch', pg_catalog.now() OPERATOR(pg_catalog.-) a.xact_start)), 0)
+        FROM pg_catalog.pg_stat_activity a
+        WHERE a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+          AND a.backend_type OPERATOR(pg_catalog.=) 'client backend'
+          AND a.backend_xmin IS NOT NULL
+          AND a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid();
 END
 $health$;
 COMMENT ON FUNCTION booking.health() IS
-'figures to watch: lapsed holds not yet swept, waitlist lengths, each consumer''s unacknowledged events and their age, events not yet numbered, idempotency keys';
+'figures to watch: lapsed holds not yet swept, waitlist lengths, each consumer''s unacknowledged events and their age, events not yet numbered, idempotency keys, the oldest snapshot held in this database';
 
 ------------------------------------------------------------------------------
 -- statistics (src/stats.c): counters in shared memory, when booking is in
