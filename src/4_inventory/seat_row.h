@@ -2,7 +2,8 @@
  * seat_row.h
  *	  The booking row a seat sale writes, as SQL text shared by the paths
  *	  that take seats (seat_sale.c, seat_take.c, stripes.c,
- *	  6_calls/passes.c).  Layer 4, inventory.
+ *	  6_calls/passes.c), and the two ways to write it (seat_row.c).
+ *	  Layer 4, inventory.
  *
  *	  Every statement that takes seats and writes that row in one go numbers
  *	  its parameters alike: $1 the resource, $2 the quantity, $3 the guest,
@@ -32,5 +33,19 @@
 #define BOOKING_INSERT_SEAT_ROW(from) BOOKING_INSERT_SEAT_ROW_AS("false", from)
 /* on a resource with a guest limit (limit.c) */
 #define BOOKING_INSERT_LIMITED_SEAT_ROW(from) BOOKING_INSERT_SEAT_ROW_AS("true", from)
+
+/* the same row from VALUES: Citus routes it to the shard as it is */
+#define BOOKING_INSERT_SEAT_ROW_VALUES(limited) \
+	"INSERT INTO booking.bookings " \
+	"(home, id, resource_id, guest, quantity, status, expires_at, created_at, validity, limited, metadata) " \
+	"VALUES ($7, COALESCE($8, pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass)), " \
+	"$1, $3, $2, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status " \
+	"ELSE 'pending'::booking.status END, $4, $5, $6, " limited ", $9) RETURNING id"
+
+struct BookingPlan;
+
+extern int64 BookingSeatRowInsert(const Datum *row, const char *row_nulls, bool limited);
+extern bool BookingSeatTakeWithRow(struct BookingPlan *combined, struct BookingPlan *take,
+								   const Datum *values, const char *nulls, int64 *booking_id);
 
 #endif							/* BOOKING_SEAT_ROW_H */

@@ -104,13 +104,20 @@ static BookingPlan take_now_plan = {
  * and the booking row with it: the lock is held from here to the commit,
  * so the less that follows, the sooner the next buyer gets the row.
  */
+#define TAKE_WAIT_UPDATE \
+	"UPDATE booking.resources SET taken = taken OPERATOR(pg_catalog.+) $2 " \
+	"WHERE home OPERATOR(pg_catalog.=) $7 AND id OPERATOR(pg_catalog.=) $1 " \
+	"AND stripes OPERATOR(pg_catalog.<=) 1 AND guest_limit IS NULL AND waiting OPERATOR(pg_catalog.=) 0 " \
+	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity " \
+	"RETURNING id"
 static BookingPlan take_wait_plan = {
-	"WITH u AS (UPDATE booking.resources SET taken = taken OPERATOR(pg_catalog.+) $2 "
-	"WHERE home OPERATOR(pg_catalog.=) $7 AND id OPERATOR(pg_catalog.=) $1 "
-	"AND stripes OPERATOR(pg_catalog.<=) 1 AND guest_limit IS NULL AND waiting OPERATOR(pg_catalog.=) 0 "
-	"AND CAST(taken AS pg_catalog.int8) OPERATOR(pg_catalog.+) $2 OPERATOR(pg_catalog.<=) capacity "
-	"RETURNING id) " BOOKING_INSERT_SEAT_ROW("u"),
+	"WITH u AS (" TAKE_WAIT_UPDATE ") " BOOKING_INSERT_SEAT_ROW("u"),
 	BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}
+};
+
+/* on Citus the decision alone; the row follows from VALUES (seat_row.c) */
+static BookingPlan take_wait_alone_plan = {
+	TAKE_WAIT_UPDATE, BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}
 };
 
 void
@@ -144,10 +151,8 @@ BookingSeatTakeWaitStatement(void *arg)
 {
 	BookingSeatRequest *req = (BookingSeatRequest *) arg;
 
-	if (BookingExecute(&take_wait_plan, req->row, req->row_nulls, false, 1) != 1)
-		return false;
-	req->booking_id = BookingGetInt64(0, 1, NULL);
-	return true;
+	return BookingSeatTakeWithRow(&take_wait_plan, &take_wait_alone_plan,
+								  req->row, req->row_nulls, &req->booking_id);
 }
 
 /*

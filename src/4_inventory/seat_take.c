@@ -33,18 +33,6 @@
 #include "4_inventory/seat_take.h"
 #include "4_inventory/stripes.h"
 
-/* the booking row alone, for the paths that take the seats otherwise */
-static BookingPlan insert_plan = {
-	BOOKING_INSERT_SEAT_ROW("(SELECT) AS one"),
-	BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}
-};
-
-/* the same on a resource with a guest limit: the row is counted (limit.c) */
-static BookingPlan insert_limited_plan = {
-	BOOKING_INSERT_LIMITED_SEAT_ROW("(SELECT) AS one"),
-	BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}
-};
-
 /*
  * take_wait_plan for a row this transaction has just locked at version $10
  * (rowlock.c): a TID scan finds it, whatever the planner thinks of the
@@ -265,9 +253,7 @@ BookingSeatTake(BookingSeatRequest *req, BookingResult *res)
 	/* the slow paths take the seats without writing the row */
 	if (req->booking_id < 0)
 	{
-		(void) BookingExecute(req->limited ? &insert_limited_plan : &insert_plan,
-							  req->row, req->row_nulls, false, 1);
-		req->booking_id = BookingGetInt64(0, 1, NULL);
+		req->booking_id = BookingSeatRowInsert(req->row, req->row_nulls, req->limited);
 	}
 	return true;
 }

@@ -57,24 +57,34 @@
 #define STRIPES_OF(alias) \
 	alias "home OPERATOR(pg_catalog.=) $7 AND " alias "resource_id OPERATOR(pg_catalog.=) $1"
 
+#define TAKE_ONE_UPDATE \
+	"WITH c AS MATERIALIZED (SELECT stripe FROM booking.resource_stripes " \
+	"WHERE " STRIPES_OF("") " AND free OPERATOR(pg_catalog.>=) $2 AND NOT limited " \
+	"ORDER BY (stripe OPERATOR(pg_catalog.+) $10) OPERATOR(pg_catalog.%) $11 " \
+	"LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED) " \
+	"UPDATE booking.resource_stripes s SET free = s.free OPERATOR(pg_catalog.-) $2 FROM c " \
+	"WHERE " STRIPES_OF("s.") " AND s.stripe OPERATOR(pg_catalog.=) c.stripe " \
+	"RETURNING s.stripe"
+#define TAKE_WAIT_UPDATE \
+	"UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.-) $2 " \
+	"WHERE " STRIPES_OF("") " " \
+	"AND stripe OPERATOR(pg_catalog.=) ($10 OPERATOR(pg_catalog.%) $11) " \
+	"AND free OPERATOR(pg_catalog.>=) $2 AND NOT limited RETURNING stripe"
 static BookingPlan take_one_plan = {
-	"WITH c AS MATERIALIZED (SELECT stripe FROM booking.resource_stripes "
-	"WHERE " STRIPES_OF("") " AND free OPERATOR(pg_catalog.>=) $2 AND NOT limited "
-	"ORDER BY (stripe OPERATOR(pg_catalog.+) $10) OPERATOR(pg_catalog.%) $11 "
-	"LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED), "
-	"u AS (UPDATE booking.resource_stripes s SET free = s.free OPERATOR(pg_catalog.-) $2 FROM c "
-	"WHERE " STRIPES_OF("s.") " AND s.stripe OPERATOR(pg_catalog.=) c.stripe "
-	"RETURNING s.stripe) "
-	BOOKING_INSERT_SEAT_ROW("u"),
+	"WITH u AS (" TAKE_ONE_UPDATE ") " BOOKING_INSERT_SEAT_ROW("u"),
 	BOOKING_SEAT_ROW_PARAMS + 2, {BOOKING_SEAT_ROW_TYPES, INT4OID, INT4OID}
 };
 static BookingPlan take_wait_plan = {
-	"WITH u AS (UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.-) $2 "
-	"WHERE " STRIPES_OF("") " "
-	"AND stripe OPERATOR(pg_catalog.=) ($10 OPERATOR(pg_catalog.%) $11) "
-	"AND free OPERATOR(pg_catalog.>=) $2 AND NOT limited RETURNING stripe) "
-	BOOKING_INSERT_SEAT_ROW("u"),
+	"WITH u AS (" TAKE_WAIT_UPDATE ") " BOOKING_INSERT_SEAT_ROW("u"),
 	BOOKING_SEAT_ROW_PARAMS + 2, {BOOKING_SEAT_ROW_TYPES, INT4OID, INT4OID}
+};
+
+/* on Citus the decisions alone; the row follows from VALUES (seat_row.c) */
+static BookingPlan take_one_alone_plan = {
+	TAKE_ONE_UPDATE, BOOKING_SEAT_ROW_PARAMS + 2, {BOOKING_SEAT_ROW_TYPES, INT4OID, INT4OID}
+};
+static BookingPlan take_wait_alone_plan = {
+	TAKE_WAIT_UPDATE, BOOKING_SEAT_ROW_PARAMS + 2, {BOOKING_SEAT_ROW_TYPES, INT4OID, INT4OID}
 };
 
 /* the other statements: $1 the resource, $2 its home, then their own */
@@ -176,6 +186,7 @@ StripeOffset(int32 stripes)
 typedef struct TakeOneArgs
 {
 	BookingPlan *plan;
+	BookingPlan *alone;			/* the same on Citus, without the row */
 	Datum		values[BOOKING_SEAT_ROW_PARAMS + 2];
 	char		nulls[BOOKING_SEAT_ROW_PARAMS + 2];
 	int64		booking_id;
@@ -186,10 +197,7 @@ RunTakeOne(void *arg)
 {
 	TakeOneArgs *ta = (TakeOneArgs *) arg;
 
-	if (BookingExecute(ta->plan, ta->values, ta->nulls, false, 1) != 1)
-		return false;
-	ta->booking_id = BookingGetInt64(0, 1, NULL);
-	return true;
+	return BookingSeatTakeWithRow(ta->plan, ta->alone, ta->values, ta->nulls, &ta->booking_id);
 }
 
 /*
@@ -216,6 +224,7 @@ BookingStripesTakeFast(const Datum *row, const char *row_nulls, int32 stripes,
 	int			nestlevel;
 
 	ta.plan = &take_one_plan;
+	ta.alone = &take_one_alone_plan;
 	memcpy(ta.values, row, sizeof(Datum) * BOOKING_SEAT_ROW_PARAMS);
 	memcpy(ta.nulls, row_nulls, BOOKING_SEAT_ROW_PARAMS);
 	ta.values[BOOKING_SEAT_ROW_PARAMS] = Int32GetDatum(StripeOffset(stripes));
@@ -235,6 +244,7 @@ BookingStripesTakeFast(const Datum *row, const char *row_nulls, int32 stripes,
 
 	/* every stripe that has the seats is held: queue on our own stripe */
 	ta.plan = &take_wait_plan;
+	ta.alone = &take_wait_alone_plan;
 	BookingStatsWaitBegin();
 	nestlevel = BookingPushLockTimeout(timeout_ms);
 	outcome = BookingRunGuardedTry(RunTakeOne, &ta, &taken);
@@ -250,8 +260,7 @@ BookingStripesTakeFast(const Datum *row, const char *row_nulls, int32 stripes,
 
 /*
  * take_wait_plan for a stripe this transaction has just locked at version
- * $10 (2_locks/rowlock.c), found by a TID scan; on Citus, by its key ($10 the
- * stripe).
+ * $10 (2_locks/rowlock.c), found by a TID scan
  */
 static BookingPlan take_locked_plan = {
 	"WITH u AS (UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.-) $2 "
@@ -260,11 +269,11 @@ static BookingPlan take_locked_plan = {
 	BOOKING_INSERT_SEAT_ROW("u"),
 	BOOKING_SEAT_ROW_PARAMS + 1, {BOOKING_SEAT_ROW_TYPES, TIDOID}
 };
+/* on Citus: the stripe by its key, without the row (seat_row.c) */
 static BookingPlan take_locked_key_plan = {
-	"WITH u AS (UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.-) $2 "
+	"UPDATE booking.resource_stripes SET free = free OPERATOR(pg_catalog.-) $2 "
 	"WHERE " STRIPES_OF("") " AND stripe OPERATOR(pg_catalog.=) $10 "
-	"AND free OPERATOR(pg_catalog.>=) $2 RETURNING stripe) "
-	BOOKING_INSERT_SEAT_ROW("u"),
+	"AND free OPERATOR(pg_catalog.>=) $2 RETURNING stripe",
 	BOOKING_SEAT_ROW_PARAMS + 1, {BOOKING_SEAT_ROW_TYPES, INT4OID}
 };
 
@@ -275,18 +284,20 @@ TakeFromLocked(const Datum *row, const char *row_nulls, const BookingStripeRow *
 {
 	Datum		values[BOOKING_SEAT_ROW_PARAMS + 1];
 	char		nulls[BOOKING_SEAT_ROW_PARAMS + 1];
-	BookingPlan *plan = &take_locked_plan;
 
 	memcpy(values, row, sizeof(Datum) * BOOKING_SEAT_ROW_PARAMS);
 	memcpy(nulls, row_nulls, BOOKING_SEAT_ROW_PARAMS);
-	values[BOOKING_SEAT_ROW_PARAMS] = PointerGetDatum(&s->tid);
+	nulls[BOOKING_SEAT_ROW_PARAMS] = ' ';
 	if (BookingDistributed())
 	{
-		plan = &take_locked_key_plan;
 		values[BOOKING_SEAT_ROW_PARAMS] = Int32GetDatum(s->stripe);
+		if (BookingExecute(&take_locked_key_plan, values, nulls, false, 1) != 1)
+			return false;
+		*booking_id = BookingSeatRowInsert(values, nulls, false);
+		return true;
 	}
-	nulls[BOOKING_SEAT_ROW_PARAMS] = ' ';
-	if (BookingExecute(plan, values, nulls, false, 1) != 1)
+	values[BOOKING_SEAT_ROW_PARAMS] = PointerGetDatum(&s->tid);
+	if (BookingExecute(&take_locked_plan, values, nulls, false, 1) != 1)
 		return false;
 	*booking_id = BookingGetInt64(0, 1, NULL);
 	return true;

@@ -60,6 +60,17 @@ static BookingPlan member_insert_plan = {
 	BOOKING_SEAT_ROW_PARAMS + 2, {BOOKING_SEAT_ROW_TYPES, BOOLOID, INT8OID}
 };
 
+/* on Citus, where $8 is always drawn: from VALUES, which Citus routes as it is */
+static BookingPlan member_values_plan = {
+	"INSERT INTO booking.bookings "
+	"(home, id, resource_id, guest, quantity, status, expires_at, created_at, validity, limited, group_id, "
+	"metadata) "
+	"VALUES ($7, $8, $1, $3, $2, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status "
+	"ELSE 'pending'::booking.status END, $4, $5, $6, $10, COALESCE($11, $8), $9) "
+	"RETURNING id",
+	BOOKING_SEAT_ROW_PARAMS + 2, {BOOKING_SEAT_ROW_TYPES, BOOLOID, INT8OID}
+};
+
 typedef struct PassRequest
 {
 	int64	   *resources;		/* ascending */
@@ -135,7 +146,8 @@ SeatMember(PassRequest *req, int64 resource, int32 quantity, int64 group_id, Boo
 	values[10] = Int64GetDatum(group_id);
 	if (group_id < 0)
 		nulls[10] = 'n';
-	(void) BookingExecute(&member_insert_plan, values, nulls, false, 1);
+	(void) BookingExecute(BookingDistributed() ? &member_values_plan : &member_insert_plan,
+						  values, nulls, false, 1);
 	BookingSetResult(res, BOOKING_CREATED, BookingGetInt64(0, 1, NULL), "member booked");
 	BookingEmitEvent("reserved", home, res->booking_id, NULL, "ok");
 }

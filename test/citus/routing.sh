@@ -13,7 +13,11 @@
 # daemon (distributed deadlock detection, two-phase commit recovery) are
 # not the call's and are left out.  Also shown, not checked: what Citus
 # itself sends (citus.log_remote_commands); and checked: hold_expire reaches
-# both workers, a group over both workers touches both.
+# both workers, a group over both workers touches both.  Nested statements
+# are tracked too (pg_stat_statements.track = all for the script's database
+# on the workers): no call may make Citus write an intermediate result there
+# (an INSERT ... SELECT that Citus pulls through a file, a directory made and
+# removed per transaction), and the checks above count top-level statements.
 set -u
 cd "$(dirname "$0")"
 . ./lib.bash
@@ -28,11 +32,13 @@ citus_db booking_citus_routing
 for node in w1 w2; do
 	npsql "$node" -d postgres -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null ||
 		{ fail "pg_stat_statements in database postgres of $node"; citus_done; }
+	npsql "$node" -d postgres -c "ALTER DATABASE $CITUS_DB SET pg_stat_statements.track = 'all'" >/dev/null ||
+		{ fail "track nested statements in $CITUS_DB on $node"; citus_done; }
 done
 
 # the call's statements on a worker: pg_stat_statements of the script's
 # database, read from database postgres (so the reading is not counted)
-MAINTENANCE="query !~ '(dump_local_wait_edges|get_all_active_transactions|get_global_active_transactions|pg_prepared_xacts|citus_internal)'"
+MAINTENANCE="toplevel AND query !~ '(dump_local_wait_edges|get_all_active_transactions|get_global_active_transactions|pg_prepared_xacts|citus_internal)'"
 stats_reset() {
 	local node
 	for node in w1 w2; do
@@ -57,6 +63,12 @@ stats_booking() {
 		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$CITUS_DB') AND $MAINTENANCE
 		  AND query ~ 'booking[.]'"
 }
+# NODE: statements on NODE, at any level, that read an intermediate result
+stats_intermediate() {
+	npsql "$1" -At -d postgres -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements
+		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$CITUS_DB')
+		  AND query ~ 'read_intermediate_result'"
+}
 stats_text() {
 	npsql "$1" -At -d postgres -c "SELECT string_agg(calls || 'x ' || regexp_replace(query, '\s+', ' ', 'g'), ' / ')
 		FROM pg_stat_statements
@@ -67,7 +79,7 @@ stats_text() {
 # coordinator, runs as one booking statement on the worker of RESOURCE and
 # as nothing on the other
 one_trip() {
-	local label=$1 node other n_home n_other n_extra text
+	local label=$1 node other n_home n_other n_extra n_inter text
 	node=$(worker_of "$2")
 	other=w1
 	[ "$node" = w1 ] && other=w2
@@ -80,13 +92,15 @@ one_trip() {
 	n_home=$(stats_booking "$node")
 	n_extra=$(stats_other "$node")
 	n_other=$(stats_calls "$other")
+	n_inter=$(stats_intermediate "$node")
 	text=$(stats_text "$node")
 	echo "# $label -> $(head -c 60 "$CITUS_TMP/call.out" | tr '\n' ' '); on $node: ${text:-nothing}"
-	if [ "$n_home" = 1 ] && [ "$n_extra" = 0 ] && [ "$n_other" = 0 ]; then
-		pass "$label: one booking statement on $node (which holds the shard), none on $other"
+	if [ "$n_home" = 1 ] && [ "$n_extra" = 0 ] && [ "$n_other" = 0 ] && [ "$n_inter" = 0 ]; then
+		pass "$label: one booking statement on $node (which holds the shard), none on $other, no intermediate result"
 	else
-		fail "$label: one booking statement on $node (which holds the shard), none on $other (got $n_home booking and $n_extra other on $node, $n_other on $other)"
+		fail "$label: one booking statement on $node (which holds the shard), none on $other, no intermediate result (got $n_home booking and $n_extra other on $node, $n_other on $other, $n_inter reading an intermediate result)"
 		[ "$n_other" != 0 ] && echo "#   on $other: $(stats_text "$other")"
+		[ "$n_inter" != 0 ] && echo "#   intermediate: $(npsql "$node" -At -d postgres -c "SELECT string_agg(DISTINCT left(regexp_replace(query, '\s+', ' ', 'g'), 90), ' / ') FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$CITUS_DB') AND query ~ 'read_intermediate_result'")"
 	fi
 }
 
@@ -111,6 +125,11 @@ one_trip "reserve_seat on w1" "$seat1" "SELECT code FROM booking.reserve_seat($s
 one_trip "reserve_seat on w2" "$seat2" "SELECT code FROM booking.reserve_seat($seat2, 'ann', 2)"
 one_trip "reserve_seat with an idempotency key" "$seat2" "SELECT code FROM booking.reserve_seat($seat2, 'bob', 1, idempotency_key => 'routing-1')"
 one_trip "its replay" "$seat2" "SELECT code, replayed FROM booking.reserve_seat($seat2, 'bob', 1, idempotency_key => 'routing-1')"
+one_trip "reserve_seat with a hold" "$seat1" "SELECT code FROM booking.reserve_seat($seat1, 'bo', 1, hold => '1 hour')"
+one_trip "reserve_seats of one resource (a pass)" "$seat1" "SELECT code FROM booking.reserve_seats(ARRAY[$seat1], 'pat')"
+limited=$(resource_on w1 'limited seats on w1' 100) || fail "a resource with a guest limit on w1"
+q "SELECT code FROM booking.set_guest_limit($limited, 4)" >/dev/null
+one_trip "reserve_seat with a guest limit" "$limited" "SELECT code FROM booking.reserve_seat($limited, 'lim', 2)"
 one_trip "seats_left" "$seat1" "SELECT booking.seats_left($seat1)"
 one_trip "set_capacity" "$seat1" "SELECT code FROM booking.set_capacity($seat1, 120, $v1)"
 one_trip "set_stripes" "$striped" "SELECT code FROM booking.set_stripes($striped, 8)"
