@@ -979,6 +979,8 @@ CREATE FUNCTION booking.grant_client(role regrole)
     AS $grant$
 DECLARE
     fn text;
+    ok boolean;
+    failures text;
     calls text[] := ARRAY[
         'booking.reserve_seat(bigint, text, integer, interval, text, interval, jsonb)',
         'booking.reserve_seats(bigint[], text, integer[], interval, text, interval, jsonb)',
@@ -1017,6 +1019,23 @@ BEGIN
         EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s', fn, role);
     END LOOP;
     EXECUTE pg_catalog.format('GRANT SELECT ON booking.resources, booking.bookings TO %s', role);
+    -- On a Citus coordinator, the same calls on every worker, so that the
+    -- role may make them on any node (docs/scale-out.md).  Citus copies the
+    -- schema's grant but not those on an extension's functions, and refuses
+    -- them on a worker unless its DDL propagation is off there.
+    IF EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus') THEN
+        EXECUTE pg_catalog.format(
+            'SELECT pg_catalog.bool_and(success), pg_catalog.string_agg(nodename || '':'' || nodeport || '' '' || result, ''; '')'
+            ' FROM pg_catalog.run_command_on_workers(%L)',
+            pg_catalog.format('SET LOCAL citus.enable_ddl_propagation = off; GRANT EXECUTE ON FUNCTION %s TO %s',
+                              pg_catalog.array_to_string(calls, ', '), role))
+            INTO ok, failures;
+        IF NOT coalesce(ok, true) THEN
+            RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+                MESSAGE = pg_catalog.format('could not grant %s the calls on every worker', role),
+                DETAIL = failures;
+        END IF;
+    END IF;
     RETURN pg_catalog.format('%s may now make reservations: %s calls, and SELECT on booking.resources and booking.bookings',
                              role, pg_catalog.array_length(calls, 1));
 END

@@ -12,8 +12,10 @@
 # busy (docs/scale-out.md says what it costs).  The statements of Citus's maintenance
 # daemon (distributed deadlock detection, two-phase commit recovery) are
 # not the call's and are left out.  Also shown, not checked: what Citus
-# itself sends (citus.log_remote_commands); and checked: hold_expire reaches
-# both workers, a group over both workers touches both.  Nested statements
+# itself sends (citus.log_remote_commands); and checked: calls made on a
+# worker (by a client role granted on the coordinator) run where their
+# resource lives, hold_expire reaches both workers, a group over both
+# workers touches both.  Nested statements
 # are tracked too (pg_stat_statements.track = all for the script's database
 # on the workers): no call may make Citus write an intermediate result there
 # (an INSERT ... SELECT that Citus pulls through a file, a directory made and
@@ -185,6 +187,55 @@ check "reserve_slot of 18 more units answers sold_out, naming 19:00" \
 echo "# citus.log_remote_commands for reserve_seat on w1:"
 npsql coord -d "$CITUS_DB" -c "SET citus.log_remote_commands = on" -c "SET client_min_messages = notice" \
 	-c "SELECT code FROM booking.reserve_seat($seat1, 'fay', 1)" 2>&1 | grep -E 'issuing|DETAIL' | sed 's/^/#   /'
+
+# calls made on a worker: a client connected to a worker calls the same
+# function; Citus runs the twin where the resource lives, on that worker
+# itself or on the other one.  A role granted on the coordinator may call
+# there (Citus copies the grants of the extension's functions to the workers)
+# the role is the cluster's: dropped on every node after the database
+drop_app() {
+	local node
+	for node in $CITUS_NODES; do
+		[ -S "$CITUS_DIR/$node/.s.PGSQL.$(citus_port "$node")" ] || continue
+		npsql "$node" -d postgres -c "DROP DATABASE IF EXISTS $CITUS_DB WITH (FORCE)" \
+			-c "DROP ROLE IF EXISTS routing_app" >/dev/null 2>&1
+	done
+}
+trap 'drop_app; citus_cleanup' EXIT
+q "CREATE ROLE routing_app LOGIN" >/dev/null 2>&1
+q "SELECT booking.grant_client('routing_app')" >/dev/null ||
+	fail "grant_client on the coordinator"
+# on_worker NODE LABEL RESOURCE SQL: SQL made on NODE as routing_app runs the
+# call's one booking statement on NODE and, when RESOURCE lives on the other
+# worker, the twin's one there
+on_worker() {
+	local from=$1 label=$2 node other out n_from n_node
+	node=$(worker_of "$3")
+	other=w1
+	[ "$from" = w1 ] && other=w2
+	stats_reset
+	if ! out=$("$CITUS_PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$CITUS_DIR/$from" -p "$(citus_port "$from")" \
+		-U routing_app -d "$CITUS_DB" -c "$4" 2>&1); then
+		fail "$label: the call made on $from runs"
+		echo "#   $out"
+		return
+	fi
+	n_from=$(stats_booking "$from")
+	n_node=$(stats_booking "$other")
+	echo "# $label -> $out; on $from: $(stats_text "$from"); on $other: $(stats_text "$other")"
+	if [ "$node" = "$from" ]; then
+		check_true "$label: answered ok, one booking statement on $from (which holds the shard), nothing on $other" \
+			"SELECT '$out' = 'ok' AND $n_from = 1 AND $(stats_calls "$other") = 0"
+	else
+		check_true "$label: answered ok, the call on $from, its twin on $node (which holds the shard)" \
+			"SELECT '$out' = 'ok' AND $n_from = 1 AND $n_node = 1"
+	fi
+}
+on_worker w1 "reserve_seat made on w1 for a resource on w1" "$seat1" "SELECT code FROM booking.reserve_seat($seat1, 'from-w1', 1)"
+on_worker w1 "reserve_seat made on w1 for a resource on w2" "$seat2" "SELECT code FROM booking.reserve_seat($seat2, 'from-w1', 1)"
+on_worker w2 "reserve_stay made on w2 for a room on w1" "$room1" "SELECT code FROM booking.reserve_stay($room1, 'from-w2', tstzrange('2031-01-01', '2031-01-02'))"
+check "the three bookings made on workers, read through the coordinator" \
+	"SELECT count(*) FROM booking.bookings WHERE guest IN ('from-w1', 'from-w2') AND status = 'confirmed'" 3
 
 # calls that are meant to reach more than one node
 stats_reset

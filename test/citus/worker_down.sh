@@ -10,7 +10,8 @@
 #    COMMIT, or in the call when the connection drops under it, with
 #    Citus's own error; shown and counted), and the coordinator logs no
 #    error at any other time of the sale; every answer is a documented code;
-#  - while w1 was down, every call for its resources answered busy (503),
+#  - while w1 was down, every call for its resources answered busy (503)
+#    (also one made by a client connected to w2),
 #    and w2's sale kept selling; hold_expire() answered and warned of the
 #    shards it skipped; after the restart w1's sale sells again;
 #  - afterwards, with synchronous_commit on: every ok answer's booking is
@@ -74,6 +75,10 @@ else
 		fail "while w1 is down, hold_expire() answers and warns of the shards it skipped"
 	fi
 	echo "$out" | sed 's/^/#   /'
+	# a client connected to the other worker is answered the same way
+	out=$(qn w2 "SELECT code FROM booking.reserve_seat($seat1, 'from w2', 1)" 2>&1)
+	if [ "$out" = busy ]; then pass "while w1 is down, reserve_seat made on w2 for w1's seat answers busy"
+	else fail "while w1 is down, reserve_seat made on w2 for w1's seat answers busy (got: $out)"; fi
 	sleep $((DOWN - 1))
 	t_start=$(q "SELECT clock_timestamp()")
 	if citus_node_start w1; then pass "w1 started again"; else fail "w1 started again"; fi
