@@ -236,6 +236,7 @@ LoadShardMap(void)
 	}
 	shard_map.distributed = n > 0;
 	shard_map.loaded = true;
+	BookingSpiCustomPlans(shard_map.distributed);
 }
 
 /* Whether the booking tables are distributed on a Citus cluster. */

@@ -16,20 +16,38 @@
 #include "booking.h"
 #include "1_ground/spi.h"
 
+/*
+ * On Citus, every statement is planned for its parameters at each run.  A
+ * kept generic plan of a statement on a shard of this node makes Citus
+ * (13.2) plan the shard's query again at each run and add that plan to the
+ * kept one, in the kept plan's memory: a backend that serves calls grew by
+ * about 60 kB per call, without end.  A plan made for one run is freed
+ * after it.  Statements prepared before the shard map was read keep theirs.
+ */
+static bool custom_plans = false;
+
+void
+BookingSpiCustomPlans(bool on)
+{
+	custom_plans = on;
+}
+
 static SPIPlanPtr
 PlanFor(BookingPlan *plan)
 {
 	if (plan->plan == NULL || !SPI_plan_is_valid(plan->plan))
 	{
 		SPIPlanPtr	fresh;
+		int			options = plan->cursor_options;
 
 		if (plan->plan != NULL)
 		{
 			SPI_freeplan(plan->plan);
 			plan->plan = NULL;
 		}
-		fresh = SPI_prepare_cursor(plan->sql, plan->nargs, plan->argtypes,
-								   plan->cursor_options);
+		if (custom_plans)
+			options = (options & ~CURSOR_OPT_GENERIC_PLAN) | CURSOR_OPT_CUSTOM_PLAN;
+		fresh = SPI_prepare_cursor(plan->sql, plan->nargs, plan->argtypes, options);
 		if (fresh == NULL)
 			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
 				 plan->sql, SPI_result_code_string(SPI_result));

@@ -19,6 +19,7 @@ typedef struct BookingPlan
 	int			cursor_options; /* e.g. CURSOR_OPT_GENERIC_PLAN; 0 by default */
 } BookingPlan;
 
+extern void BookingSpiCustomPlans(bool on);
 extern int	BookingExecute(BookingPlan *plan, Datum *values, const char *nulls,
 						   bool read_only, long tcount);
 extern int	BookingExecuteLatest(BookingPlan *plan, Datum *values, const char *nulls,
