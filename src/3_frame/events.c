@@ -64,19 +64,31 @@
 #include "3_frame/news.h"
 
 /*
+ * The event's id: on Citus always given ($2), since Citus evaluates every
+ * nextval() of a statement before it sends it, also one a COALESCE skips.
+ */
+#define EVENT_ID "COALESCE($2, pg_catalog.nextval('booking.events_id_seq'::pg_catalog.regclass))"
+
+/*
  * The booking's metadata ($14) is added as it is: jsonb_strip_nulls would
  * also strip the nulls inside it.
  */
-static BookingPlan booking_event_plan = {
-	"INSERT INTO booking.events (home, id, resource_id, booking_id, guest, kind, payload, created_at) "
-	"VALUES ($1, COALESCE($2, pg_catalog.nextval('booking.events_id_seq'::pg_catalog.regclass)), "
-	"$3, $4, $5, $6, pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object("
-	"'quantity', $7, 'during', $8, 'expires_at', $9, 'group_id', $10, 'status_before', $11, "
-	"'status_after', $12, 'code', $13)) OPERATOR(pg_catalog.||) "
-	"CASE WHEN $14 IS NULL THEN '{}'::pg_catalog.jsonb "
-	"ELSE pg_catalog.jsonb_build_object('metadata', $14) END, pg_catalog.clock_timestamp())",
-	14, {INT8OID, INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID, INT4OID, TSTZRANGEOID,
-	TIMESTAMPTZOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, JSONBOID}
+#define BOOKING_EVENT(id) \
+	"INSERT INTO booking.events (home, id, resource_id, booking_id, guest, kind, payload, created_at) " \
+	"VALUES ($1, " id ", " \
+	"$3, $4, $5, $6, pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(" \
+	"'quantity', $7, 'during', $8, 'expires_at', $9, 'group_id', $10, 'status_before', $11, " \
+	"'status_after', $12, 'code', $13)) OPERATOR(pg_catalog.||) " \
+	"CASE WHEN $14 IS NULL THEN '{}'::pg_catalog.jsonb " \
+	"ELSE pg_catalog.jsonb_build_object('metadata', $14) END, pg_catalog.clock_timestamp())"
+#define BOOKING_EVENT_TYPES \
+	INT8OID, INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID, INT4OID, TSTZRANGEOID, \
+	TIMESTAMPTZOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, JSONBOID
+
+/* [on Citus] */
+static BookingPlan booking_event_plans[2] = {
+	{BOOKING_EVENT(EVENT_ID), 14, {BOOKING_EVENT_TYPES}},
+	{BOOKING_EVENT("$2"), 14, {BOOKING_EVENT_TYPES}}
 };
 
 /*
@@ -89,11 +101,14 @@ static BookingPlan read_booking_plan = {
 	2, {INT8OID, INT8OID}
 };
 
-static BookingPlan resource_event_plan = {
-	"INSERT INTO booking.events (home, id, resource_id, kind, payload, created_at) "
-	"VALUES ($1, COALESCE($2, pg_catalog.nextval('booking.events_id_seq'::pg_catalog.regclass)), "
-	"$3, $4, CAST($5 AS pg_catalog.jsonb), pg_catalog.clock_timestamp())",
-	5, {INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID}
+#define RESOURCE_EVENT(id) \
+	"INSERT INTO booking.events (home, id, resource_id, kind, payload, created_at) " \
+	"VALUES ($1, " id ", $3, $4, CAST($5 AS pg_catalog.jsonb), pg_catalog.clock_timestamp())"
+
+/* [on Citus] */
+static BookingPlan resource_event_plans[2] = {
+	{RESOURCE_EVENT(EVENT_ID), 5, {INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID}},
+	{RESOURCE_EVENT("$2"), 5, {INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID}}
 };
 /*
  * Whether booking.consumers has a row, as this backend last read it; read
@@ -264,7 +279,7 @@ BookingEmitEvent(const char *kind, int64 home, int64 booking, const char *status
 	values[12] = CStringGetTextDatum(code);
 	values[13] = b.metadata;
 	nulls[13] = b.metadata_null ? 'n' : ' ';
-	(void) BookingExecute(&booking_event_plan, values, nulls, false, 0);
+	(void) BookingExecute(&booking_event_plans[BookingDistributed() ? 1 : 0], values, nulls, false, 0);
 	BookingNewsMark();
 }
 
@@ -283,6 +298,6 @@ BookingEmitResourceEvent(const char *kind, const BookingResource *r, const char 
 	values[2] = Int64GetDatum(r->id);
 	values[3] = CStringGetTextDatum(kind);
 	values[4] = CStringGetTextDatum(payload);
-	(void) BookingExecute(&resource_event_plan, values, nulls, false, 0);
+	(void) BookingExecute(&resource_event_plans[BookingDistributed() ? 1 : 0], values, nulls, false, 0);
 	BookingNewsMark();
 }

@@ -23,22 +23,27 @@
 #include "1_ground/spi.h"
 #include "4_inventory/seat_row.h"
 
-static BookingPlan insert_plan = {
-	BOOKING_INSERT_SEAT_ROW_VALUES("false"),
-	BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}
-};
-
-/* on a resource with a guest limit: the row is counted (limit.c) */
-static BookingPlan insert_limited_plan = {
-	BOOKING_INSERT_SEAT_ROW_VALUES("true"),
-	BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}
+/* [limited][on Citus]: a row on a resource with a guest limit is counted (limit.c) */
+static BookingPlan insert_plans[2][2] = {
+	{
+		{BOOKING_INSERT_SEAT_ROW_VALUES("false", BOOKING_SEAT_ROW_ID),
+		BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}},
+		{BOOKING_INSERT_SEAT_ROW_VALUES("false", "$8"),
+		BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}}
+	},
+	{
+		{BOOKING_INSERT_SEAT_ROW_VALUES("true", BOOKING_SEAT_ROW_ID),
+		BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}},
+		{BOOKING_INSERT_SEAT_ROW_VALUES("true", "$8"),
+		BOOKING_SEAT_ROW_PARAMS, {BOOKING_SEAT_ROW_TYPES}}
+	}
 };
 
 /* The booking row alone (row: the parameters of seat_row.h); its id. */
 int64
 BookingSeatRowInsert(const Datum *row, const char *row_nulls, bool limited)
 {
-	if (BookingExecute(limited ? &insert_limited_plan : &insert_plan,
+	if (BookingExecute(&insert_plans[limited ? 1 : 0][BookingDistributed() ? 1 : 0],
 					   (Datum *) row, row_nulls, false, 1) != 1)
 		elog(ERROR, "the booking row was not written");
 	return BookingGetInt64(0, 1, NULL);

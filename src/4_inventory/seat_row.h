@@ -31,14 +31,17 @@
 	"$1, $3, $2, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status " \
 	"ELSE 'pending'::booking.status END, $4, $5, $6, " limited ", $9 FROM " from " RETURNING id"
 #define BOOKING_INSERT_SEAT_ROW(from) BOOKING_INSERT_SEAT_ROW_AS("false", from)
-/* on a resource with a guest limit (limit.c) */
-#define BOOKING_INSERT_LIMITED_SEAT_ROW(from) BOOKING_INSERT_SEAT_ROW_AS("true", from)
 
-/* the same row from VALUES: Citus routes it to the shard as it is */
-#define BOOKING_INSERT_SEAT_ROW_VALUES(limited) \
+/*
+ * The same row from VALUES: Citus routes it to the shard as it is.  id is
+ * the id's expression: on Citus "$8" alone, since Citus evaluates every
+ * nextval() of a statement before it sends it, also one a COALESCE skips.
+ */
+#define BOOKING_SEAT_ROW_ID "COALESCE($8, pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass))"
+#define BOOKING_INSERT_SEAT_ROW_VALUES(limited, id) \
 	"INSERT INTO booking.bookings " \
 	"(home, id, resource_id, guest, quantity, status, expires_at, created_at, validity, limited, metadata) " \
-	"VALUES ($7, COALESCE($8, pg_catalog.nextval('booking.bookings_id_seq'::pg_catalog.regclass)), " \
+	"VALUES ($7, " id ", " \
 	"$1, $3, $2, CASE WHEN $4 IS NULL THEN 'confirmed'::booking.status " \
 	"ELSE 'pending'::booking.status END, $4, $5, $6, " limited ", $9) RETURNING id"
 

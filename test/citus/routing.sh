@@ -251,6 +251,20 @@ else
 	fail "500 calls in one session on w1 keep under 1 MB of plans (got: $out)"
 fi
 
+# Ids on Citus are drawn in C, once per row: a statement that also named
+# nextval() (behind a COALESCE) had Citus draw a second one, unused, before
+# sending it (2 booking ids and 2 event ids per sale)
+ids=$(resource_on w1 'ids on w1' 10) || fail "a resource on w1 for the ids"
+out=$("$CITUS_PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$CITUS_DIR/w1" -p "$(citus_port w1)" -U postgres -d "$CITUS_DB" \
+	-c "CREATE TEMP TABLE seq_before AS SELECT (SELECT last_value FROM booking.bookings_id_seq) AS b, (SELECT last_value FROM booking.events_id_seq) AS e" \
+	-c "SELECT code FROM booking.reserve_seat($ids, 'ids', 1)" \
+	-c "SELECT (SELECT last_value FROM booking.bookings_id_seq) - b || ' ' || (SELECT last_value FROM booking.events_id_seq) - e FROM seq_before" 2>&1 | tr '\n' ' ')
+if [ "$out" = "ok 1 1 " ]; then
+	pass "a seat sale made on w1 draws one booking id and one event id there"
+else
+	fail "a seat sale made on w1 draws one booking id and one event id there (got: $out)"
+fi
+
 # calls that are meant to reach more than one node
 stats_reset
 q "SELECT booking.hold_expire()" >/dev/null
