@@ -14,6 +14,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "executor/executor.h"
 #include "storage/lmgr.h"
 #include "storage/proc.h"
 #include "utils/rangetypes.h"
@@ -23,6 +24,12 @@
 #if PG_VERSION_NUM < 160000
 #define make_range(typcache, lower, upper, empty, escontext) \
 	make_range((typcache), (lower), (upper), (empty))
+#endif
+
+/* 16 gave ExecInsertIndexTuples onlySummarizing (its HOT updates) */
+#if PG_VERSION_NUM < 160000
+#define ExecInsertIndexTuples(rri, slot, estate, update, noDupErr, specConflict, arbiterIndexes, onlySummarizing) \
+	ExecInsertIndexTuples((rri), (slot), (estate), (update), (noDupErr), (specConflict), (arbiterIndexes))
 #endif
 
 /* 17 dropped PGPROC.pgprocno for GetNumberFromPGProc() */
