@@ -36,6 +36,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "commands/sequence.h"
 #include "commands/async.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
@@ -48,14 +49,18 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/guc.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/numeric.h"
 #include "catalog/namespace.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "booking.h"
 #include "1_ground/compat.h"
+#include "1_ground/rowwrite.h"
 #include "1_ground/shard.h"
 #include "1_ground/spi.h"
 #include "1_ground/tables.h"
@@ -119,12 +124,44 @@ static bool consumers_known = false;
 static bool consumers_exist = false;
 static Oid	consumers_relid = InvalidOid;
 
+/*
+ * booking.events as a booking's event writes it without a statement
+ * (WriteEventDirect): its columns, resolved once per relcache invalidation.
+ * direct is false when the table has a column this library does not fill
+ * (a later schema, or a user's column): then the statement writes it.
+ */
+typedef struct EventColumns
+{
+	bool		known;
+	bool		direct;
+	Oid			relid;
+	Oid			seqid;			/* booking.events_id_seq */
+	int			natts;
+	AttrNumber	home;
+	AttrNumber	id;
+	AttrNumber	resource_id;
+	AttrNumber	booking_id;
+	AttrNumber	guest;
+	AttrNumber	kind;
+	AttrNumber	payload;
+	AttrNumber	seq;
+	AttrNumber	created_at;
+} EventColumns;
+
+static EventColumns event_columns;
+
+/* the output function of tstzrange, for the payload's during */
+static FmgrInfo range_out_fn;
+static bool range_out_known = false;
+
 /* 1_ground/tables.c's relcache callback calls this: there are few slots for them */
 static void
-ForgetConsumers(Oid relid)
+ForgetEventFacts(Oid relid)
 {
 	if (relid == InvalidOid || relid == consumers_relid)
 		consumers_known = false;
+	if (relid == InvalidOid || relid == event_columns.relid)
+		event_columns.known = false;
 }
 
 /*
@@ -197,7 +234,7 @@ BookingEventsInvalidateNow(void)
 void
 BookingEventsInit(void)
 {
-	BookingTablesOnForget(ForgetConsumers);
+	BookingTablesOnForget(ForgetEventFacts);
 }
 
 static void
@@ -239,6 +276,190 @@ ReadBookingRemote(int64 home, int64 booking, BookingOwnBooking *b)
 		b->metadata = datumCopy(b->metadata, false, -1);
 }
 
+/* Resolves booking.events's columns (relid, opened by the caller). */
+static void
+LoadEventColumns(Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			known = 0;
+	int			live = 0;
+
+	memset(&event_columns, 0, sizeof(event_columns));
+	event_columns.relid = RelationGetRelid(rel);
+	event_columns.seqid = get_relname_relid("events_id_seq", RelationGetNamespace(rel));
+	event_columns.natts = desc->natts;
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		const char *name = NameStr(att->attname);
+		AttrNumber *col = NULL;
+		Oid			type = InvalidOid;
+
+		if (att->attisdropped)
+			continue;
+		live++;
+#define COLUMN(c, t) \
+		if (strcmp(name, #c) == 0) { col = &event_columns.c; type = (t); }
+		COLUMN(home, INT8OID)
+		else COLUMN(id, INT8OID)
+		else COLUMN(resource_id, INT8OID)
+		else COLUMN(booking_id, INT8OID)
+		else COLUMN(guest, TEXTOID)
+		else COLUMN(kind, TEXTOID)
+		else COLUMN(payload, JSONBOID)
+		else COLUMN(seq, INT8OID)
+		else COLUMN(created_at, TIMESTAMPTZOID)
+#undef COLUMN
+		if (col != NULL && att->atttypid == type && !att->attgenerated)
+		{
+			*col = att->attnum;
+			known++;
+		}
+	}
+	event_columns.direct = known == 9 && live == 9 && OidIsValid(event_columns.seqid);
+	event_columns.known = true;
+}
+
+static void
+PushKey(JsonbParseState **st, const char *key)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) key;
+	v.val.string.len = strlen(key);
+	(void) pushJsonbValue(st, WJB_KEY, &v);
+}
+
+static void
+PushString(JsonbParseState **st, const char *key, const char *value)
+{
+	JsonbValue	v;
+
+	PushKey(st, key);
+	v.type = jbvString;
+	v.val.string.val = (char *) value;
+	v.val.string.len = strlen(value);
+	(void) pushJsonbValue(st, WJB_VALUE, &v);
+}
+
+static void
+PushNumber(JsonbParseState **st, const char *key, int64 value)
+{
+	JsonbValue	v;
+
+	PushKey(st, key);
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(value);
+	(void) pushJsonbValue(st, WJB_VALUE, &v);
+}
+
+/* metadata, an object (1_ground/args.c), copied in as it is */
+static void
+PushObject(JsonbParseState **st, const char *key, Jsonb *value)
+{
+	JsonbIterator *it = JsonbIteratorInit(&value->root);
+	JsonbIteratorToken tok;
+	JsonbValue	v;
+
+	PushKey(st, key);
+	while ((tok = JsonbIteratorNext(&it, &v, false)) != WJB_DONE)
+		(void) pushJsonbValue(st, tok, (tok == WJB_KEY || tok == WJB_VALUE || tok == WJB_ELEM) ? &v : NULL);
+}
+
+/*
+ * The payload the statement's jsonb_build_object makes, made in C: the
+ * same keys, values and forms (a range as its text, a time as JSON's ISO
+ * form in the session's time zone), the NULL ones left out, the metadata
+ * as given.  outbox.sql compares the two.
+ */
+static Jsonb *
+EventPayload(const BookingOwnBooking *b, const char *status_before, const char *status_after,
+			 const char *code)
+{
+	JsonbParseState *st = NULL;
+	JsonbValue *res;
+
+	(void) pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	PushNumber(&st, "quantity", b->quantity);
+	if (!b->during_null)
+	{
+		if (!range_out_known)
+		{
+			Oid			out;
+			bool		varlena;
+
+			getTypeOutputInfo(TSTZRANGEOID, &out, &varlena);
+			fmgr_info_cxt(out, &range_out_fn, TopMemoryContext);
+			range_out_known = true;
+		}
+		PushString(&st, "during", OutputFunctionCall(&range_out_fn, b->during));
+	}
+	if (!b->expires_null)
+		PushString(&st, "expires_at", JsonEncodeDateTime(NULL, b->expires_at, TIMESTAMPTZOID, NULL));
+	if (!b->group_null)
+		PushNumber(&st, "group_id", DatumGetInt64(b->group_id));
+	if (status_before != NULL)
+		PushString(&st, "status_before", status_before);
+	PushString(&st, "status_after", status_after);
+	PushString(&st, "code", code);
+	if (!b->metadata_null)
+		PushObject(&st, "metadata", DatumGetJsonbP(b->metadata));
+	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(res);
+}
+
+/*
+ * Writes a booking's event without a statement (1_ground/rowwrite.c): on
+ * one server, where a sale's event is a fifth of its cost through a
+ * prepared INSERT.  False, writing nothing, when the table is not the one
+ * this library knows: then the statement writes it.
+ */
+static bool
+WriteEventDirect(const char *kind, int64 home, int64 booking, const BookingOwnBooking *b,
+				 const char *status_before, const char *status_after, const char *code)
+{
+	Relation	rel;
+	Datum	   *values;
+	bool	   *nulls;
+
+	if (!event_columns.known)
+	{
+		Oid			relid = get_relname_relid("events", get_namespace_oid("booking", false));
+
+		if (!OidIsValid(relid))
+			return false;
+		rel = table_open(relid, RowExclusiveLock);
+		LoadEventColumns(rel);
+	}
+	else
+		rel = table_open(event_columns.relid, RowExclusiveLock);
+	if (!event_columns.direct || !BookingRowWritable(rel, "events_kind_check") ||
+		RelationGetDescr(rel)->natts != event_columns.natts)
+	{
+		table_close(rel, NoLock);
+		return false;
+	}
+	values = palloc0(sizeof(Datum) * event_columns.natts);
+	nulls = palloc(sizeof(bool) * event_columns.natts);
+	for (int i = 0; i < event_columns.natts; i++)
+		nulls[i] = true;
+#define SET_COLUMN(col, value) \
+	do { values[event_columns.col - 1] = (value); nulls[event_columns.col - 1] = false; } while (0)
+	SET_COLUMN(home, Int64GetDatum(home));
+	SET_COLUMN(id, Int64GetDatum(nextval_internal(event_columns.seqid, false)));
+	SET_COLUMN(resource_id, Int64GetDatum(b->resource));
+	SET_COLUMN(booking_id, Int64GetDatum(booking));
+	SET_COLUMN(guest, b->guest);
+	SET_COLUMN(kind, CStringGetTextDatum(kind));
+	SET_COLUMN(payload, JsonbPGetDatum(EventPayload(b, status_before, status_after, code)));
+	SET_COLUMN(created_at, TimestampTzGetDatum(GetCurrentTimestamp()));
+#undef SET_COLUMN
+	BookingRowInsert(rel, values, nulls);
+	table_close(rel, NoLock);
+	return true;
+}
+
 /*
  * The event of a change to booking (in home), written after the change:
  * kind, the status the booking had before (NULL: it is new) and the code of
@@ -250,6 +471,7 @@ BookingEmitEvent(const char *kind, int64 home, int64 booking, const char *status
 				 const char *code)
 {
 	BookingOwnBooking b;
+	const char *status_after;
 	Datum		values[14];
 	char		nulls[14];
 
@@ -258,6 +480,13 @@ BookingEmitEvent(const char *kind, int64 home, int64 booking, const char *status
 		return;
 	if (!BookingRowReadOwnBooking(home, booking, &b))
 		ReadBookingRemote(home, booking, &b);
+	status_after = DatumGetCString(DirectFunctionCall1(enum_out, b.status));
+	if (!BookingDistributed() &&
+		WriteEventDirect(kind, home, booking, &b, status_before, status_after, code))
+	{
+		BookingNewsMark();
+		return;
+	}
 	values[0] = Int64GetDatum(home);
 	EventId(home, &values[1], &nulls[1]);
 	values[2] = Int64GetDatum(b.resource);
@@ -275,7 +504,7 @@ BookingEmitEvent(const char *kind, int64 home, int64 booking, const char *status
 		values[10] = CStringGetTextDatum(status_before);
 	else
 		nulls[10] = 'n';
-	values[11] = CStringGetTextDatum(DatumGetCString(DirectFunctionCall1(enum_out, b.status)));
+	values[11] = CStringGetTextDatum(status_after);
 	values[12] = CStringGetTextDatum(code);
 	values[13] = b.metadata;
 	nulls[13] = b.metadata_null ? 'n' : ' ';

@@ -122,3 +122,51 @@ SELECT count(*) FROM booking.bookings;
 RESET ROLE;
 DROP OWNED BY booking_meta_client;
 DROP ROLE booking_meta_client;
+
+--
+-- the payload written in C (3_frame/events.c) is the object the statement
+-- builds with jsonb_build_object: every key and form, the NULL ones left out,
+-- the metadata as given (nulls inside kept), times in the session's zone
+--
+SET TimeZone = 'America/New_York';
+CREATE TEMP VIEW payload_as_sql AS
+SELECT e.id, e.kind, e.payload = (pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+           'quantity', b.quantity, 'during', b.during, 'expires_at', b.expires_at,
+           'group_id', b.group_id, 'status_before', e.payload ->> 'status_before',
+           'status_after', b.status::text, 'code', e.payload ->> 'code'))
+       || CASE WHEN b.metadata IS NULL THEN '{}'::jsonb
+          ELSE pg_catalog.jsonb_build_object('metadata', b.metadata) END) AS same,
+       (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(e.payload) k) AS keys
+FROM booking.events e JOIN booking.bookings b ON b.id = e.booking_id;
+SELECT max(id) AS mark FROM booking.events \gset
+SELECT booking.create_resource('payload hall', 5) AS hall \gset
+SELECT code FROM booking.reserve_seat(:hall, 'kim', 2, '1 hour',
+    metadata => '{"n": null, "a": [1, {"b": "\u00e9"}], "t": true, "x": 1.50}');
+SELECT kind, same, keys FROM payload_as_sql WHERE id > :mark ORDER BY id;
+SELECT max(id) AS mark FROM booking.events \gset
+SELECT id AS kim FROM booking.bookings WHERE guest = 'kim' \gset
+SELECT code FROM booking.confirm(:kim);
+SELECT kind, same, keys FROM payload_as_sql WHERE id > :mark ORDER BY id;
+SELECT max(id) AS mark FROM booking.events \gset
+SELECT code FROM booking.reserve_stays(ARRAY[:room, :roomb], 'lou', '[2031-01-01 10:30, 2031-01-02)', '1 hour');
+SELECT kind, same, keys FROM payload_as_sql WHERE id > :mark ORDER BY id;
+SET TimeZone = 'UTC';
+
+-- a trigger or CHECK constraint added to booking.events applies to every
+-- event, as reference.md promises (the row is then written by a statement)
+CREATE TABLE public.events_seen (kind text);
+CREATE FUNCTION public.see_event() RETURNS trigger LANGUAGE plpgsql AS
+$$BEGIN INSERT INTO public.events_seen VALUES (NEW.kind); RETURN NEW; END$$;
+CREATE TRIGGER see_event AFTER INSERT ON booking.events FOR EACH ROW EXECUTE FUNCTION public.see_event();
+SELECT code FROM booking.reserve_seat(:hall, 'may');
+SELECT kind FROM public.events_seen;
+DROP TRIGGER see_event ON booking.events;
+ALTER TABLE booking.events ADD CONSTRAINT no_zed CHECK (guest IS DISTINCT FROM 'zed');
+\set VERBOSITY terse
+SELECT code FROM booking.reserve_seat(:hall, 'zed');
+\set VERBOSITY default
+SELECT count(*) AS zed FROM booking.bookings WHERE guest = 'zed';
+ALTER TABLE booking.events DROP CONSTRAINT no_zed;
+SELECT code FROM booking.reserve_seat(:hall, 'zed');
+DROP TABLE public.events_seen;
+DROP FUNCTION public.see_event();
