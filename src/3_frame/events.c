@@ -460,6 +460,46 @@ WriteEventDirect(const char *kind, int64 home, int64 booking, const BookingOwnBo
 	return true;
 }
 
+/* Writes the event of booking (in home) as b is after the change. */
+static void
+EmitFrom(const char *kind, int64 home, int64 booking, const BookingOwnBooking *b,
+		 const char *status_before, const char *status_after, const char *code)
+{
+	Datum		values[14];
+	char		nulls[14];
+
+	if (!BookingDistributed() &&
+		WriteEventDirect(kind, home, booking, b, status_before, status_after, code))
+	{
+		BookingNewsMark();
+		return;
+	}
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = Int64GetDatum(home);
+	EventId(home, &values[1], &nulls[1]);
+	values[2] = Int64GetDatum(b->resource);
+	values[3] = Int64GetDatum(booking);
+	values[4] = b->guest;
+	values[5] = CStringGetTextDatum(kind);
+	values[6] = Int32GetDatum(b->quantity);
+	values[7] = b->during;
+	nulls[7] = b->during_null ? 'n' : ' ';
+	values[8] = b->expires_at;
+	nulls[8] = b->expires_null ? 'n' : ' ';
+	values[9] = b->group_id;
+	nulls[9] = b->group_null ? 'n' : ' ';
+	if (status_before != NULL)
+		values[10] = CStringGetTextDatum(status_before);
+	else
+		nulls[10] = 'n';
+	values[11] = CStringGetTextDatum(status_after);
+	values[12] = CStringGetTextDatum(code);
+	values[13] = b->metadata;
+	nulls[13] = b->metadata_null ? 'n' : ' ';
+	(void) BookingExecute(&booking_event_plans[BookingDistributed() ? 1 : 0], values, nulls, false, 0);
+	BookingNewsMark();
+}
+
 /*
  * The event of a change to booking (in home), written after the change:
  * kind, the status the booking had before (NULL: it is new) and the code of
@@ -471,45 +511,44 @@ BookingEmitEvent(const char *kind, int64 home, int64 booking, const char *status
 				 const char *code)
 {
 	BookingOwnBooking b;
-	const char *status_after;
-	Datum		values[14];
-	char		nulls[14];
 
-	memset(nulls, ' ', sizeof(nulls));
 	if (!BookingEventsWanted())
 		return;
 	if (!BookingRowReadOwnBooking(home, booking, &b))
 		ReadBookingRemote(home, booking, &b);
-	status_after = DatumGetCString(DirectFunctionCall1(enum_out, b.status));
-	if (!BookingDistributed() &&
-		WriteEventDirect(kind, home, booking, &b, status_before, status_after, code))
+	EmitFrom(kind, home, booking, &b, status_before,
+			 DatumGetCString(DirectFunctionCall1(enum_out, b.status)), code);
+}
+
+/*
+ * The "reserved" event (code ok) of a booking the call has just inserted,
+ * from the values it inserted (b, whose status is not read: pending when
+ * held, else confirmed), without reading the row back: on one server while
+ * booking.bookings has no trigger that could have changed the row.
+ * Otherwise, and on Citus, the row is read back as BookingEmitEvent does.
+ */
+void
+BookingEmitReserved(int64 home, int64 booking, const BookingOwnBooking *b, bool held)
+{
+	Relation	rel;
+	bool		as_given;
+
+	if (!BookingEventsWanted())
+		return;
+	if (BookingDistributed())
 	{
-		BookingNewsMark();
+		BookingEmitEvent("reserved", home, booking, NULL, "ok");
 		return;
 	}
-	values[0] = Int64GetDatum(home);
-	EventId(home, &values[1], &nulls[1]);
-	values[2] = Int64GetDatum(b.resource);
-	values[3] = Int64GetDatum(booking);
-	values[4] = b.guest;
-	values[5] = CStringGetTextDatum(kind);
-	values[6] = Int32GetDatum(b.quantity);
-	values[7] = b.during;
-	nulls[7] = b.during_null ? 'n' : ' ';
-	values[8] = b.expires_at;
-	nulls[8] = b.expires_null ? 'n' : ' ';
-	values[9] = b.group_id;
-	nulls[9] = b.group_null ? 'n' : ' ';
-	if (status_before != NULL)
-		values[10] = CStringGetTextDatum(status_before);
-	else
-		nulls[10] = 'n';
-	values[11] = CStringGetTextDatum(status_after);
-	values[12] = CStringGetTextDatum(code);
-	values[13] = b.metadata;
-	nulls[13] = b.metadata_null ? 'n' : ' ';
-	(void) BookingExecute(&booking_event_plans[BookingDistributed() ? 1 : 0], values, nulls, false, 0);
-	BookingNewsMark();
+	rel = table_open(BookingTableOid(BOOKING_TABLE_BOOKINGS), RowExclusiveLock);
+	as_given = rel->trigdesc == NULL;
+	table_close(rel, NoLock);
+	if (!as_given)
+	{
+		BookingEmitEvent("reserved", home, booking, NULL, "ok");
+		return;
+	}
+	EmitFrom("reserved", home, booking, b, NULL, held ? "pending" : "confirmed", "ok");
 }
 
 /* The event of a change to the resource itself; payload is a JSON object. */

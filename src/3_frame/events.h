@@ -8,12 +8,15 @@
 #include "booking.h"
 
 #include "1_ground/tables.h"
+#include "2_locks/rowlock.h"
 
 extern void BookingEventsInit(void);
 extern bool BookingEventsWanted(void);
 extern void BookingEventsInvalidateNow(void);
 extern void BookingEmitEvent(const char *kind, int64 home, int64 booking,
 							 const char *status_before, const char *code);
+extern void BookingEmitReserved(int64 home, int64 booking, const BookingOwnBooking *b,
+								bool held);
 extern void BookingEmitResourceEvent(const char *kind, const BookingResource *r,
 									 const char *payload);
 

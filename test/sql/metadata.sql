@@ -139,7 +139,7 @@ SELECT e.id, e.kind, e.payload = (pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_
        (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(e.payload) k) AS keys
 FROM booking.events e JOIN booking.bookings b ON b.id = e.booking_id;
 SELECT max(id) AS mark FROM booking.events \gset
-SELECT booking.create_resource('payload hall', 5) AS hall \gset
+SELECT booking.create_resource('payload hall', 10) AS hall \gset
 SELECT code FROM booking.reserve_seat(:hall, 'kim', 2, '1 hour',
     metadata => '{"n": null, "a": [1, {"b": "\u00e9"}], "t": true, "x": 1.50}');
 SELECT kind, same, keys FROM payload_as_sql WHERE id > :mark ORDER BY id;
@@ -149,6 +149,12 @@ SELECT code FROM booking.confirm(:kim);
 SELECT kind, same, keys FROM payload_as_sql WHERE id > :mark ORDER BY id;
 SELECT max(id) AS mark FROM booking.events \gset
 SELECT code FROM booking.reserve_stays(ARRAY[:room, :roomb], 'lou', '[2031-01-01 10:30, 2031-01-02)', '1 hour');
+SELECT kind, same, keys FROM payload_as_sql WHERE id > :mark ORDER BY id;
+SELECT max(id) AS mark FROM booking.events \gset
+SELECT code FROM booking.reserve_stay(:room, 'ned', '[2031-02-01 10:30, 2031-02-02)', '1 hour',
+    metadata => '{"k": "stay"}');
+SELECT code FROM booking.reserve_stay(:room, 'ned', '[2031-03-01, 2031-03-02)');
+SELECT code FROM booking.reserve_seat(:hall, 'ned');
 SELECT kind, same, keys FROM payload_as_sql WHERE id > :mark ORDER BY id;
 SET TimeZone = 'UTC';
 
@@ -170,3 +176,15 @@ ALTER TABLE booking.events DROP CONSTRAINT no_zed;
 SELECT code FROM booking.reserve_seat(:hall, 'zed');
 DROP TABLE public.events_seen;
 DROP FUNCTION public.see_event();
+
+-- a new booking's event is written from the values the call inserted,
+-- unless booking.bookings has a trigger, which may have changed the row
+CREATE FUNCTION public.tag_booking() RETURNS trigger LANGUAGE plpgsql AS
+$$BEGIN NEW.metadata := '{"tagged": true}'; RETURN NEW; END$$;
+CREATE TRIGGER tag_booking BEFORE INSERT ON booking.bookings FOR EACH ROW EXECUTE FUNCTION public.tag_booking();
+SELECT max(id) AS mark FROM booking.events \gset
+SELECT code FROM booking.reserve_seat(:hall, 'oli');
+SELECT code FROM booking.reserve_stay(:room, 'oli', '[2031-04-01, 2031-04-02)');
+SELECT kind, payload -> 'metadata' AS metadata FROM booking.events WHERE id > :mark ORDER BY id;
+DROP TRIGGER tag_booking ON booking.bookings;
+DROP FUNCTION public.tag_booking();
