@@ -24,7 +24,7 @@ PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers 
 REGRESS = setup resources reserve_seat cancel set_capacity stripes reserve_stay \
 	reserve_stays reserve_stay_any free_slots holds idempotency constraints reclaim seats_left extend_hold_until \
 	guest_limit reserve_seats reduce move_stay set_buffer outbox waitlist waitlist_reclaim waitlist_newcomer expansion local_time cancel_group opening_hours slots \
-	metadata forget_guest stats
+	metadata forget_guest stats row_hints
 REGRESS_OPTS = --inputdir=. --outputdir=test
 ISOLATION = iso_last_seat iso_hot_queue iso_lock_timeout iso_cancel_reserve iso_stay_race \
 	iso_group_order iso_stay_any iso_confirm_expire iso_expire_expire \
