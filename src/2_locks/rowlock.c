@@ -175,42 +175,67 @@ ReadResource(Relation rel, TupleTableSlot *slot, BookingResource *res)
 	}
 }
 
-/* An index scan of a table's primary key on (home, <column> = key), latest committed rows. */
+/*
+ * An index scan of a table's primary key on (home, <column> = key), latest
+ * committed rows.  The index is opened at the first LatestNext: a look that
+ * a row hint answers needs none.
+ */
 typedef struct LatestScan
 {
 	Relation	rel;
-	Relation	pkey;
+	Relation	pkey;			/* NULL until LatestNext */
 	Snapshot	snapshot;
 	IndexScanDesc scan;
 	TupleTableSlot *slot;
+	int64		home;
+	const char *column;
+	int64		key;
 } LatestScan;
 
 static void
 BeginLatestScan(LatestScan *ls, BookingTable table, int64 home, const char *column, int64 key)
 {
-	ScanKeyData skey[2];
-
 	/* our own earlier statements count, as they would for the next one */
 	CommandCounterIncrement();
 	ls->rel = OpenTable(table, home);
-	ls->pkey = index_open(RelationGetPrimaryKeyIndex(ls->rel, false), AccessShareLock);
-	ScanKeyInit(&skey[0], IndexColumnOf(ls->pkey, ColumnOf(ls->rel, "home")),
-				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(home));
-	ScanKeyInit(&skey[1], IndexColumnOf(ls->pkey, ColumnOf(ls->rel, column)),
-				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(key));
+	ls->pkey = NULL;
+	ls->scan = NULL;
+	ls->home = home;
+	ls->column = column;
+	ls->key = key;
 	ls->snapshot = RegisterSnapshot(GetLatestSnapshot());
 	ls->slot = table_slot_create(ls->rel, NULL);
-	ls->scan = index_beginscan(ls->rel, ls->pkey, ls->snapshot, NULL, 2, 0);
-	index_rescan(ls->scan, skey, 2, NULL, 0);
+}
+
+/* The scan's next row into ls->slot; false when there is none. */
+static bool
+LatestNext(LatestScan *ls)
+{
+	if (ls->scan == NULL)
+	{
+		ScanKeyData skey[2];
+
+		ls->pkey = index_open(RelationGetPrimaryKeyIndex(ls->rel, false), AccessShareLock);
+		ScanKeyInit(&skey[0], IndexColumnOf(ls->pkey, ColumnOf(ls->rel, "home")),
+					BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(ls->home));
+		ScanKeyInit(&skey[1], IndexColumnOf(ls->pkey, ColumnOf(ls->rel, ls->column)),
+					BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(ls->key));
+		ls->scan = index_beginscan(ls->rel, ls->pkey, ls->snapshot, NULL, 2, 0);
+		index_rescan(ls->scan, skey, 2, NULL, 0);
+	}
+	return index_getnext_slot(ls->scan, ForwardScanDirection, ls->slot);
 }
 
 static void
 EndLatestScan(LatestScan *ls)
 {
-	index_endscan(ls->scan);
+	if (ls->scan != NULL)
+	{
+		index_endscan(ls->scan);
+		index_close(ls->pkey, NoLock);
+	}
 	ExecDropSingleTupleTableSlot(ls->slot);
 	UnregisterSnapshot(ls->snapshot);
-	index_close(ls->pkey, NoLock);
 	table_close(ls->rel, NoLock);
 }
 
@@ -288,8 +313,7 @@ BookingRowPeekResource(int64 id, int64 home, BookingResource *res, ItemPointer t
 	bool		found;
 
 	BeginLatestScan(&ls, BOOKING_TABLE_RESOURCES, home, "id", id);
-	found = PeekFromHint(&ls, id, home) ||
-		index_getnext_slot(ls.scan, ForwardScanDirection, ls.slot);
+	found = PeekFromHint(&ls, id, home) || LatestNext(&ls);
 	if (found)
 	{
 		res->id = id;
@@ -419,7 +443,7 @@ BookingRowPeekStripes(int64 resource, int64 home, BookingStripeRow *rows, int ma
 	stripe_col = ColumnOf(ls.rel, "stripe");
 	free_col = ColumnOf(ls.rel, "free");
 	limited_col = ColumnOf(ls.rel, "limited");
-	while (n < max && index_getnext_slot(ls.scan, ForwardScanDirection, ls.slot))
+	while (n < max && LatestNext(&ls))
 	{
 		rows[n].stripe = (int32) GetInt(ls.slot, stripe_col, false);
 		rows[n].free = StripeFree(ls.slot, free_col, limited_col);
