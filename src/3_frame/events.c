@@ -371,7 +371,7 @@ PushObject(JsonbParseState **st, const char *key, Jsonb *value)
  * The payload the statement's jsonb_build_object makes, made in C: the
  * same keys, values and forms (a range as its text, a time as JSON's ISO
  * form in the session's time zone), the NULL ones left out, the metadata
- * as given.  outbox.sql compares the two.
+ * as given.  metadata.sql compares the two.
  */
 static Jsonb *
 EventPayload(const BookingOwnBooking *b, const char *status_before, const char *status_after,
@@ -522,16 +522,18 @@ BookingEmitEvent(const char *kind, int64 home, int64 booking, const char *status
 
 /*
  * The "reserved" event (code ok) of a booking the call has just inserted,
- * from the values it inserted (b, whose status is not read: pending when
- * held, else confirmed), without reading the row back: on one server while
+ * from the values it inserted (during and expires_at NULL: none; pending
+ * when held), without reading the row back: on one server while
  * booking.bookings has no trigger that could have changed the row.
  * Otherwise, and on Citus, the row is read back as BookingEmitEvent does.
  */
 void
-BookingEmitReserved(int64 home, int64 booking, const BookingOwnBooking *b, bool held)
+BookingEmitReserved(int64 home, int64 booking, int64 resource, text *guest, int32 quantity,
+					const Datum *during, const TimestampTz *expires_at, Jsonb *metadata)
 {
 	Relation	rel;
 	bool		as_given;
+	BookingOwnBooking b;
 
 	if (!BookingEventsWanted())
 		return;
@@ -548,7 +550,18 @@ BookingEmitReserved(int64 home, int64 booking, const BookingOwnBooking *b, bool 
 		BookingEmitEvent("reserved", home, booking, NULL, "ok");
 		return;
 	}
-	EmitFrom("reserved", home, booking, b, NULL, held ? "pending" : "confirmed", "ok");
+	memset(&b, 0, sizeof(b));
+	b.resource = resource;
+	b.guest = PointerGetDatum(guest);
+	b.quantity = quantity;
+	b.during = during != NULL ? *during : (Datum) 0;
+	b.during_null = during == NULL;
+	b.expires_at = expires_at != NULL ? TimestampTzGetDatum(*expires_at) : (Datum) 0;
+	b.expires_null = expires_at == NULL;
+	b.group_null = true;
+	b.metadata = PointerGetDatum(metadata);
+	b.metadata_null = metadata == NULL;
+	EmitFrom("reserved", home, booking, &b, NULL, expires_at != NULL ? "pending" : "confirmed", "ok");
 }
 
 /* The event of a change to the resource itself; payload is a JSON object. */

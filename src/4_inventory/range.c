@@ -109,20 +109,9 @@ BookingStayInsert(BookingStayRequest *req, const BookingResource *r)
 		return -1;
 	{
 		int64		id = BookingGetInt64(0, 1, NULL);
-		BookingOwnBooking b;
 
-		/* the row as inserted above, for its event */
-		memset(&b, 0, sizeof(b));
-		b.resource = r->id;
-		b.guest = PointerGetDatum(req->guest);
-		b.quantity = 1;
-		b.during = req->during;
-		b.expires_at = TimestampTzGetDatum(req->expires_at);
-		b.expires_null = !req->has_hold;
-		b.group_null = true;
-		b.metadata = PointerGetDatum(req->metadata);
-		b.metadata_null = req->metadata == NULL;
-		BookingEmitReserved(home, id, &b, req->has_hold);
+		BookingEmitReserved(home, id, r->id, req->guest, 1, &req->during,
+							req->has_hold ? &req->expires_at : NULL, req->metadata);
 		return id;
 	}
 }

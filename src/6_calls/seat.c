@@ -29,23 +29,12 @@ static void
 ReserveSeatBody(void *state, BookingResult *res)
 {
 	BookingSeatRequest *req = (BookingSeatRequest *) state;
-	BookingOwnBooking b;
 
 	BookingSeatPrepare(req);
 	if (!BookingSeatTake(req, res))
 		return;
-	/* the row as 4_inventory wrote it: no during, no group */
-	memset(&b, 0, sizeof(b));
-	b.resource = req->resource;
-	b.guest = PointerGetDatum(req->guest);
-	b.quantity = req->quantity;
-	b.during_null = true;
-	b.expires_at = TimestampTzGetDatum(req->expires_at);
-	b.expires_null = !req->has_hold;
-	b.group_null = true;
-	b.metadata = PointerGetDatum(req->metadata);
-	b.metadata_null = req->metadata == NULL;
-	BookingEmitReserved(req->home, req->booking_id, &b, req->has_hold);
+	BookingEmitReserved(req->home, req->booking_id, req->resource, req->guest, req->quantity,
+						NULL, req->has_hold ? &req->expires_at : NULL, req->metadata);
 
 	if (req->has_hold)
 		BookingSetResult(res, BOOKING_CREATED, req->booking_id,
