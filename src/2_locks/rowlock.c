@@ -27,9 +27,6 @@
  *	  read as the transaction's snapshot sees it, and
  *	  4_inventory/seat_sale.c uses SQL.
  *
- *	  Also here: a booking row read back as this transaction wrote it, for
- *	  its outbox event (3_frame/events.c), at every isolation level.
- *
  *	  Layer 2, locks.  Locks: one counter row (a resource row or a stripe)
  *	  at a time, each after the queue lock of its buyers when it waits.
  */
@@ -48,7 +45,6 @@
 #include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
-#include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -57,6 +53,7 @@
 #include "booking.h"
 #include "1_ground/args.h"
 #include "1_ground/compat.h"
+#include "1_ground/rowread.h"
 #include "1_ground/shard.h"
 #include "1_ground/timeout.h"
 #include "2_locks/rowlock.h"
@@ -85,36 +82,6 @@ OpenTable(BookingTable table, int64 home)
 		relid = BookingTableOid(table);
 	/* the call frame holds this lock already (tablelock.c) */
 	return table_open(relid, RowExclusiveLock);
-}
-
-static AttrNumber
-ColumnOf(Relation rel, const char *name)
-{
-	TupleDesc	desc = RelationGetDescr(rel);
-
-	for (int i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-
-		if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0)
-			return att->attnum;
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("relation \"%s\" has no column \"%s\"", RelationGetRelationName(rel), name),
-			 errhint("Reinstall or update the extension (ALTER EXTENSION booking UPDATE).")));
-	return InvalidAttrNumber;	/* keep compiler quiet */
-}
-
-/* the position in index of table column attnum */
-static AttrNumber
-IndexColumnOf(Relation index, AttrNumber attnum)
-{
-	for (int i = 0; i < index->rd_index->indnkeyatts; i++)
-		if (index->rd_index->indkey.values[i] == attnum)
-			return (AttrNumber) (i + 1);
-	elog(ERROR, "column %d is not a key of index \"%s\"", attnum, RelationGetRelationName(index));
-	return InvalidAttrNumber;	/* keep compiler quiet */
 }
 
 static int64
@@ -157,21 +124,21 @@ StripeFree(TupleTableSlot *slot, AttrNumber free_col, AttrNumber limited_col)
 static void
 ReadResource(Relation rel, TupleTableSlot *slot, BookingResource *res)
 {
-	res->capacity = (int32) GetInt(slot, ColumnOf(rel, "capacity"), false);
-	res->taken = (int32) GetInt(slot, ColumnOf(rel, "taken"), false);
-	res->version = GetInt(slot, ColumnOf(rel, "version"), true);
-	res->stripes = (int32) GetInt(slot, ColumnOf(rel, "stripes"), false);
-	res->guest_limit = (int32) GetInt(slot, ColumnOf(rel, "guest_limit"), false);
-	res->buffer_before = GetInterval(slot, ColumnOf(rel, "buffer_before"));
-	res->buffer_after = GetInterval(slot, ColumnOf(rel, "buffer_after"));
-	res->waiting = (int32) GetInt(slot, ColumnOf(rel, "waiting"), false);
-	res->longest_slot = GetInterval(slot, ColumnOf(rel, "longest_slot"));
+	res->capacity = (int32) GetInt(slot, BookingColumnOf(rel, "capacity"), false);
+	res->taken = (int32) GetInt(slot, BookingColumnOf(rel, "taken"), false);
+	res->version = GetInt(slot, BookingColumnOf(rel, "version"), true);
+	res->stripes = (int32) GetInt(slot, BookingColumnOf(rel, "stripes"), false);
+	res->guest_limit = (int32) GetInt(slot, BookingColumnOf(rel, "guest_limit"), false);
+	res->buffer_before = GetInterval(slot, BookingColumnOf(rel, "buffer_before"));
+	res->buffer_after = GetInterval(slot, BookingColumnOf(rel, "buffer_after"));
+	res->waiting = (int32) GetInt(slot, BookingColumnOf(rel, "waiting"), false);
+	res->longest_slot = GetInterval(slot, BookingColumnOf(rel, "longest_slot"));
 	{
 		bool		isnull;
 
-		(void) slot_getattr(slot, ColumnOf(rel, "opening_hours"), &isnull);
+		(void) slot_getattr(slot, BookingColumnOf(rel, "opening_hours"), &isnull);
 		res->has_hours = !isnull;
-		res->slotted = DatumGetBool(slot_getattr(slot, ColumnOf(rel, "slotted"), &isnull)) && !isnull;
+		res->slotted = DatumGetBool(slot_getattr(slot, BookingColumnOf(rel, "slotted"), &isnull)) && !isnull;
 	}
 }
 
@@ -216,9 +183,9 @@ LatestNext(LatestScan *ls)
 		ScanKeyData skey[2];
 
 		ls->pkey = index_open(RelationGetPrimaryKeyIndex(ls->rel, false), AccessShareLock);
-		ScanKeyInit(&skey[0], IndexColumnOf(ls->pkey, ColumnOf(ls->rel, "home")),
+		ScanKeyInit(&skey[0], BookingIndexColumnOf(ls->pkey, BookingColumnOf(ls->rel, "home")),
 					BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(ls->home));
-		ScanKeyInit(&skey[1], IndexColumnOf(ls->pkey, ColumnOf(ls->rel, ls->column)),
+		ScanKeyInit(&skey[1], BookingIndexColumnOf(ls->pkey, BookingColumnOf(ls->rel, ls->column)),
 					BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(ls->key));
 		ls->scan = index_beginscan(ls->rel, ls->pkey, ls->snapshot, NULL, 2, 0);
 		index_rescan(ls->scan, skey, 2, NULL, 0);
@@ -285,8 +252,8 @@ PeekFromHint(LatestScan *ls, int64 id, int64 home)
 	table_endscan(scan);
 	if (!ok || !table_tuple_fetch_row_version(ls->rel, &tid, ls->snapshot, ls->slot))
 		return false;
-	return DatumGetInt64(slot_getattr(ls->slot, ColumnOf(ls->rel, "id"), &isnull)) == id && !isnull &&
-		DatumGetInt64(slot_getattr(ls->slot, ColumnOf(ls->rel, "home"), &isnull)) == home && !isnull;
+	return DatumGetInt64(slot_getattr(ls->slot, BookingColumnOf(ls->rel, "id"), &isnull)) == id && !isnull &&
+		DatumGetInt64(slot_getattr(ls->slot, BookingColumnOf(ls->rel, "home"), &isnull)) == home && !isnull;
 }
 
 static void
@@ -353,7 +320,7 @@ LockVersion(BookingTable table, int64 home, ItemPointer tid, LockWaitPolicy wait
 			if (res != NULL)
 				ReadResource(rel, slot, res);
 			if (free != NULL)
-				*free = StripeFree(slot, ColumnOf(rel, "free"), ColumnOf(rel, "limited"));
+				*free = StripeFree(slot, BookingColumnOf(rel, "free"), BookingColumnOf(rel, "limited"));
 			*tid = slot->tts_tid;
 			break;
 		case TM_WouldBlock:
@@ -440,9 +407,9 @@ BookingRowPeekStripes(int64 resource, int64 home, BookingStripeRow *rows, int ma
 	int			n = 0;
 
 	BeginLatestScan(&ls, BOOKING_TABLE_STRIPES, home, "resource_id", resource);
-	stripe_col = ColumnOf(ls.rel, "stripe");
-	free_col = ColumnOf(ls.rel, "free");
-	limited_col = ColumnOf(ls.rel, "limited");
+	stripe_col = BookingColumnOf(ls.rel, "stripe");
+	free_col = BookingColumnOf(ls.rel, "free");
+	limited_col = BookingColumnOf(ls.rel, "limited");
 	while (n < max && LatestNext(&ls))
 	{
 		rows[n].stripe = (int32) GetInt(ls.slot, stripe_col, false);
@@ -479,68 +446,4 @@ BookingRowWaitStripe(int64 resource, int32 stripe, int64 home, ItemPointer tid,
 	outcome = LockVersion(BOOKING_TABLE_STRIPES, home, tid, LockWaitBlock, NULL, free);
 	LockRelease(&tag, ExclusiveLock, false);
 	return outcome;
-}
-
-/* Copies column name of slot's row, or reports it NULL. */
-static Datum
-CopyColumn(Relation rel, TupleTableSlot *slot, const char *name, bool *isnull)
-{
-	AttrNumber	attnum = ColumnOf(rel, name);
-	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
-	Datum		d = slot_getattr(slot, attnum, isnull);
-
-	return *isnull ? (Datum) 0 : datumCopy(d, att->attbyval, att->attlen);
-}
-
-/*
- * Reads booking id as this transaction last wrote it, through the primary
- * key with SnapshotSelf: no SSI predicate lock is taken, so at SERIALIZABLE
- * the read adds no conflict with the buyers who insert next to it.  False
- * when its rows are on another node (a Citus coordinator).
- */
-bool
-BookingRowReadOwnBooking(int64 home, int64 id, BookingOwnBooking *b)
-{
-	Relation	rel;
-	Relation	pkey;
-	Oid			relid;
-	ScanKeyData skey[2];
-	IndexScanDesc scan;
-	TupleTableSlot *slot;
-	bool		found;
-	bool		isnull;
-
-	if (BookingDistributed())
-	{
-		relid = BookingLocalShard(BOOKING_TABLE_BOOKINGS, home);
-		if (!OidIsValid(relid))
-			return false;
-	}
-	else
-		relid = BookingTableOid(BOOKING_TABLE_BOOKINGS);
-	rel = table_open(relid, RowExclusiveLock);
-	pkey = index_open(RelationGetPrimaryKeyIndex(rel, false), AccessShareLock);
-	ScanKeyInit(&skey[0], IndexColumnOf(pkey, ColumnOf(rel, "home")),
-				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(home));
-	ScanKeyInit(&skey[1], IndexColumnOf(pkey, ColumnOf(rel, "id")),
-				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
-	slot = table_slot_create(rel, NULL);
-	scan = index_beginscan(rel, pkey, SnapshotSelf, NULL, 2, 0);
-	index_rescan(scan, skey, 2, NULL, 0);
-	found = index_getnext_slot(scan, ForwardScanDirection, slot);
-	if (!found)
-		elog(ERROR, "booking %lld is not there to write its event", (long long) id);
-	b->resource = DatumGetInt64(slot_getattr(slot, ColumnOf(rel, "resource_id"), &isnull));
-	b->guest = CopyColumn(rel, slot, "guest", &isnull);
-	b->quantity = DatumGetInt32(slot_getattr(slot, ColumnOf(rel, "quantity"), &isnull));
-	b->during = CopyColumn(rel, slot, "during", &b->during_null);
-	b->expires_at = CopyColumn(rel, slot, "expires_at", &b->expires_null);
-	b->group_id = CopyColumn(rel, slot, "group_id", &b->group_null);
-	b->status = CopyColumn(rel, slot, "status", &isnull);
-	b->metadata = CopyColumn(rel, slot, "metadata", &b->metadata_null);
-	index_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
-	index_close(pkey, NoLock);
-	table_close(rel, NoLock);
-	return true;
 }

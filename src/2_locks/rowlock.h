@@ -27,23 +27,6 @@ typedef struct BookingStripeRow
 	ItemPointerData tid;		/* the version read */
 } BookingStripeRow;
 
-/* a booking row as this transaction wrote it, for its event */
-typedef struct BookingOwnBooking
-{
-	int64		resource;
-	Datum		guest;
-	int32		quantity;
-	Datum		during;
-	bool		during_null;
-	Datum		expires_at;
-	bool		expires_null;
-	Datum		group_id;
-	bool		group_null;
-	Datum		status;			/* booking.status */
-	Datum		metadata;		/* jsonb (0.8.0) */
-	bool		metadata_null;
-} BookingOwnBooking;
-
 extern bool BookingRowPeekResource(int64 id, int64 home, BookingResource *res, ItemPointer tid);
 extern BookingRowOutcome BookingRowTryLock(BookingTable table, int64 home, ItemPointer tid);
 extern BookingRowOutcome BookingRowWaitResource(int64 id, int64 home, ItemPointer tid,
@@ -51,6 +34,5 @@ extern BookingRowOutcome BookingRowWaitResource(int64 id, int64 home, ItemPointe
 extern int	BookingRowPeekStripes(int64 resource, int64 home, BookingStripeRow *rows, int max);
 extern BookingRowOutcome BookingRowWaitStripe(int64 resource, int32 stripe, int64 home,
 											  ItemPointer tid, TimestampTz deadline, int32 *free);
-extern bool BookingRowReadOwnBooking(int64 home, int64 id, BookingOwnBooking *b);
 
 #endif							/* BOOKING_ROWLOCK_H */

@@ -60,11 +60,11 @@
 
 #include "booking.h"
 #include "1_ground/compat.h"
+#include "1_ground/rowread.h"
 #include "1_ground/rowwrite.h"
 #include "1_ground/shard.h"
 #include "1_ground/spi.h"
 #include "1_ground/tables.h"
-#include "2_locks/rowlock.h"
 #include "3_frame/events.h"
 #include "3_frame/news.h"
 
