@@ -49,7 +49,8 @@
 #            queue alone at booking's event rate (snap_plain.pgb); the clients'
 #            tps and the relay's acknowledgements per BENCH_SNAPSHOT_INTERVAL,
 #            the sizes of the tables at each, and after the snapshot ends and
-#            VACUUM runs
+#            VACUUM runs; then booking's mix again in a fresh database with no
+#            snapshot held (the control: what the lapsing holds cost alone)
 #   sellout  time to sell 2,000 seats with 64 clients, p50/p99 latency per
 #            call: single-row vs striped; then p50, p99 and p99.9 over all
 #            rounds' calls, and the same sell-outs with commit_delay
@@ -79,7 +80,7 @@
 #   BENCH_THREADS      pgbench threads at most (default 2)
 #   BENCH_SNAPSHOT_SECONDS, BENCH_SNAPSHOT_INTERVAL, BENCH_SNAPSHOT_CLIENTS
 #                      the snapshot scenario's run, interval and clients
-#                      (default 180, 60 and 32: about 10 minutes)
+#                      (default 180, 60 and 32: about 14 minutes)
 #   BENCH_BUILD=0      use the installed extension, do not build and install
 #   BENCH_PLOT         where the plot goes (default docs/img/throughput.png)
 #   BOOKING_BENCH_PORT port of the private cluster (default 54360)
@@ -953,6 +954,7 @@ scenario_relays() {
 # the tables whose sizes each side of the snapshot scenario reports
 declare -A SNAP_RELS=(
 	[booking]="booking.resources booking.bookings booking.idempotency_keys booking.events booking.deliveries"
+	[control]="booking.resources booking.bookings booking.idempotency_keys booking.events booking.deliveries"
 	[floor]="pl_resources pl_bookings plain_queue"
 	[queue]="plain_queue")
 
@@ -962,7 +964,7 @@ declare -A SNAP_RELS=(
 snap_sample() {
 	local rels backlog
 	rels=$(printf "'%s'," ${SNAP_RELS[$2]})
-	if [ "$2" = booking ]; then
+	if [ "$2" = booking ] || [ "$2" = control ]; then
 		backlog="(SELECT count(*) FROM booking.events) - (SELECT count(*) FROM booking.deliveries WHERE acked_at IS NOT NULL)"
 	else
 		backlog="(SELECT count(*) FROM plain_queue WHERE acked_at IS NULL)"
@@ -975,25 +977,28 @@ snap_sample() {
 # snap_run SIDE DB SCRIPT RELAY_SCRIPT [RATE]: SNAP_CLIENTS clients run SCRIPT
 # (at RATE transactions/s in all, if given) and one relay RELAY_SCRIPT for
 # SNAP_SECONDS while one REPEATABLE READ transaction of DB stays open, as
-# pg_dump's or a long report's does; sizes sampled every SNAP_INTERVAL, then
-# the snapshot ends, VACUUM runs and they are sampled again.  Sets
-# SNAP_TPS[SIDE@i] (the clients' transactions/s of interval i),
-# SNAP_ACKED[SIDE@i] (the relay's acknowledgements/s) and SNAP_HELD[SIDE].
+# pg_dump's or a long report's does (none with SNAP_HOLD=0); sizes sampled
+# every SNAP_INTERVAL, then the snapshot ends, VACUUM runs and they are
+# sampled again.  Sets SNAP_TPS[SIDE@i] (the clients' transactions/s of
+# interval i), SNAP_ACKED[SIDE@i] (the relay's acknowledgements/s) and
+# SNAP_HELD[SIDE] (the snapshots held at the end: 1, or 0 without one).
 snap_run() {
-	local side=$1 db=$2 script=$3 relay_script=$4 rate=${5:-} holder relay sampler started t i n f
+	local side=$1 db=$2 script=$3 relay_script=$4 rate=${5:-} holder= relay sampler started t i n f
 	rm -f "$work"/snap_log.* "$work/snap.$side"
 	q -d "$db" -c CHECKPOINT
-	touch "$work/snap.on"
-	( echo "BEGIN ISOLATION LEVEL REPEATABLE READ;"
-	  echo "SELECT count(*) FROM pg_class;"
-	  while [ -e "$work/snap.on" ]; do sleep 0.5; done
-	  echo "COMMIT;" ) | psql -X -q -d "$db" >/dev/null &
-	holder=$!
-	for ((n = 0; n < 100; n++)); do
-		[ "$(qa -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$db'
-			AND state = 'idle in transaction' AND backend_xmin IS NOT NULL")" = 1 ] && break
-		sleep 0.1
-	done
+	if [ "${SNAP_HOLD:-1}" = 1 ]; then
+		touch "$work/snap.on"
+		( echo "BEGIN ISOLATION LEVEL REPEATABLE READ;"
+		  echo "SELECT count(*) FROM pg_class;"
+		  while [ -e "$work/snap.on" ]; do sleep 0.5; done
+		  echo "COMMIT;" ) | psql -X -q -d "$db" >/dev/null &
+		holder=$!
+		for ((n = 0; n < 100; n++)); do
+			[ "$(qa -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$db'
+				AND state = 'idle in transaction' AND backend_xmin IS NOT NULL")" = 1 ] && break
+			sleep 0.1
+		done
+	fi
 	snap_sample "$db" "$side" 0s
 	started=$(qa -c "SELECT clock_timestamp()")
 	pgbench -n -M prepared -c 1 -j 1 -T "$SNAP_SECONDS" -f "$work/$relay_script" "$db" >"$work/snap_relay.out" 2>&1 &
@@ -1012,7 +1017,7 @@ snap_run() {
 	SNAP_HELD[$side]=$(qa -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$db'
 		AND state = 'idle in transaction' AND backend_xmin IS NOT NULL")
 	rm -f "$work/snap.on"
-	wait "$holder"
+	[ -z "$holder" ] || wait "$holder"
 	# an aggregate log line per interval and thread: start, transactions, ...;
 	# interval i is the i-th line of each thread's log
 	for ((i = 1; i <= SNAP_SECONDS / SNAP_INTERVAL; i++)); do
@@ -1022,7 +1027,7 @@ snap_run() {
 		done
 		SNAP_TPS[$side@$i]=$((n / SNAP_INTERVAL))
 	done
-	if [ "$side" = booking ]; then
+	if [ "$side" = booking ] || [ "$side" = control ]; then
 		f="SELECT acked_at FROM booking.deliveries WHERE acked_at IS NOT NULL"
 	else
 		f="SELECT acked_at FROM plain_queue WHERE acked_at IS NOT NULL"
@@ -1035,43 +1040,62 @@ snap_run() {
 	snap_sample "$db" "$side" vacuumed
 }
 
+# snap_db DB: a database for booking's side of the snapshot scenario: 1,000
+# rooms, 100 sessions, a consumer
+snap_db() {
+	new_db "$1"
+	q -d "$1" >/dev/null <<'SQL'
+SELECT booking.create_resource('room ' || i, 1) FROM generate_series(1, 1000) i;
+SELECT booking.create_resource('session ' || i, 2000000000) FROM generate_series(1, 100) i;
+SELECT booking.add_consumer('relay');
+SQL
+}
+
+# snap_worker DB: the expiry worker serves DB (booking preloaded, restarted)
+snap_worker() {
+	sed -i "/^booking.database = /d" "$BOOKING_DIR/data/postgresql.conf"
+	echo "booking.database = '$1'" >>"$BOOKING_DIR/data/postgresql.conf"
+	restart_preloaded on
+}
+
 scenario_snapshot() {
 	local i last rate side rel
 	declare -gA SNAP_TPS=() SNAP_ACKED=() SNAP_HELD=()
 	echo
 	echo "== snapshot: $SNAP_CLIENTS clients sell for $SNAP_SECONDS s while a REPEATABLE READ transaction stays open and a relay drains:"
-	echo "   booking, its floor on plain tables, and a plain SKIP LOCKED queue at booking's event rate"
-	new_db bench_snap
-	q -d bench_snap >/dev/null <<'SQL'
-SELECT booking.create_resource('room ' || i, 1) FROM generate_series(1, 1000) i;
-SELECT booking.create_resource('session ' || i, 2000000000) FROM generate_series(1, 100) i;
-SELECT booking.add_consumer('relay');
-SQL
+	echo "   booking, its floor on plain tables, and a plain SKIP LOCKED queue at booking's event rate;"
+	echo "   then booking's mix in a fresh database with no snapshot held (the control)"
+	snap_db bench_snap
 	PGDATABASE=bench_snap plain_tables pl
 	q -d bench_snap -c "INSERT INTO pl_resources SELECT * FROM booking.resources" -c "VACUUM ANALYZE pl_resources"
 	plain_queue bench_snap
 	# the expiry worker expires the lapsed holds and numbers the events, as
 	# in production (booking preloaded)
-	echo "booking.database = 'bench_snap'" >>"$BOOKING_DIR/data/postgresql.conf"
-	restart_preloaded on
+	snap_worker bench_snap
 	snap_run booking bench_snap snap_booking.pgb relay_booking.pgb
 	snap_run floor bench_snap snap_floor.pgb relay_plain.pgb
 	rate=$(qa -d bench_snap -c "SELECT count(*) / $SNAP_SECONDS FROM booking.events")
 	q -d bench_snap -c "TRUNCATE plain_queue"
 	snap_run queue bench_snap snap_plain.pgb relay_plain.pgb "$rate"
-	sed -i "/^booking.database = 'bench_snap'\$/d" "$BOOKING_DIR/data/postgresql.conf"
+	# the control: the same mix from the same start, with nothing held, so
+	# that what the lapsing holds cost is told apart from the snapshot's
+	snap_db bench_snap_control
+	snap_worker bench_snap_control
+	SNAP_HOLD=0 snap_run control bench_snap_control snap_booking.pgb relay_booking.pgb
+	sed -i "/^booking.database = /d" "$BOOKING_DIR/data/postgresql.conf"
 	restart_preloaded off
 	last=$((SNAP_SECONDS / SNAP_INTERVAL))
-	echo "(the queue's clients run at booking's event rate, $rate events/s; the floor's without a limit)"
+	echo "(the queue's clients run at booking's event rate, $rate events/s; the floor's without a limit;"
+	echo " the control is booking with no snapshot held)"
 	printf "%-8s %-10s %12s %14s\n" side interval "clients tps" "relay acked/s"
-	for side in booking floor queue; do
+	for side in booking floor queue control; do
 		for ((i = 1; i <= last; i++)); do
 			printf "%-8s %-10s %12s %14s\n" "$side" "$(((i - 1) * SNAP_INTERVAL))-$((i * SNAP_INTERVAL))s" \
 				"${SNAP_TPS[$side@$i]}" "${SNAP_ACKED[$side@$i]:-0}"
 		done
 	done
 	echo "sizes in MB (table/indexes), and the events written but not acknowledged, at each sample:"
-	for side in booking floor queue; do
+	for side in booking floor queue control; do
 		printf "%-9s" "$side"
 		for rel in ${SNAP_RELS[$side]}; do printf " %18s" "${rel#booking.}"; done
 		printf " %9s\n" backlog
@@ -1081,12 +1105,18 @@ SQL
 		[ "${SNAP_HELD[$side]}" = 1 ] ||
 			TARGETS+=("snapshot: $side: the REPEATABLE READ snapshot was held to the end: FAIL")
 	done
+	[ "${SNAP_HELD[control]}" = 0 ] ||
+		TARGETS+=("snapshot: control: no snapshot was held: FAIL")
 	target "snapshot: booking sales, last interval / first" \
 		"$(ratio "${SNAP_TPS[booking@$last]}" "${SNAP_TPS[booking@1]}")" ">=" 0.90
 	reference "snapshot: the floor's sales, last interval / first" \
 		"$(ratio "${SNAP_TPS[floor@$last]}" "${SNAP_TPS[floor@1]}")"
 	reference "snapshot: booking sales / the floor's, last interval" \
 		"$(ratio "${SNAP_TPS[booking@$last]}" "${SNAP_TPS[floor@$last]}")"
+	reference "snapshot: booking, no snapshot held, last / first" \
+		"$(ratio "${SNAP_TPS[control@$last]}" "${SNAP_TPS[control@1]}")"
+	reference "snapshot: booking with the snapshot / without, last" \
+		"$(ratio "${SNAP_TPS[booking@$last]}" "${SNAP_TPS[control@$last]}")"
 	reference "snapshot: booking relay, acked/s last / first" \
 		"$(ratio "${SNAP_ACKED[booking@$last]:-0}" "${SNAP_ACKED[booking@1]:-1}")"
 	reference "snapshot: queue relay, acked/s last / first" \
