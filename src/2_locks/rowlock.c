@@ -207,6 +207,32 @@ EndLatestScan(LatestScan *ls)
 }
 
 /*
+ * The latest version of the row at start visible to the scan's snapshot,
+ * following its update chain, into ls->slot; false when the place is gone
+ * or no version from it is visible (deleted, or another row's chain).
+ */
+static bool
+FetchLatestFrom(LatestScan *ls, TableScanDesc scan, const ItemPointerData *start)
+{
+	ItemPointerData tid = *start;
+
+	if (!table_tuple_tid_valid(scan, &tid))
+		return false;
+	table_tuple_get_latest_tid(scan, &tid);
+	return table_tuple_fetch_row_version(ls->rel, &tid, ls->snapshot, ls->slot);
+}
+
+/* Whether column name of the row in ls->slot is value (not NULL). */
+static bool
+ColumnIs(LatestScan *ls, const char *name, int64 value)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(ls->slot, BookingColumnOf(ls->rel, name), &isnull);
+
+	return !isnull && DatumGetInt64(d) == value;
+}
+
+/*
  * Where this backend last found the latest version of a resource row, by
  * id (a direct-mapped cache).  While another session holds a snapshot open
  * (a long report, pg_dump), no old version of a hot row can be removed: the
@@ -236,24 +262,17 @@ static bool
 PeekFromHint(LatestScan *ls, int64 id, int64 home)
 {
 	RowHint    *h = &row_hints[(uint64) id % ROW_HINTS];
-	ItemPointerData tid;
 	TableScanDesc scan;
 	bool		ok;
-	bool		isnull;
 
 	if (h->relid != RelationGetRelid(ls->rel) || h->id != id || h->home != home ||
 		IsolationUsesXactSnapshot())
 		return false;
-	tid = h->tid;
 	scan = table_beginscan_tid(ls->rel, ls->snapshot);
-	ok = table_tuple_tid_valid(scan, &tid);
-	if (ok)
-		table_tuple_get_latest_tid(scan, &tid);
+	ok = FetchLatestFrom(ls, scan, &h->tid) &&
+		ColumnIs(ls, "id", id) && ColumnIs(ls, "home", home);
 	table_endscan(scan);
-	if (!ok || !table_tuple_fetch_row_version(ls->rel, &tid, ls->snapshot, ls->slot))
-		return false;
-	return DatumGetInt64(slot_getattr(ls->slot, BookingColumnOf(ls->rel, "id"), &isnull)) == id && !isnull &&
-		DatumGetInt64(slot_getattr(ls->slot, BookingColumnOf(ls->rel, "home"), &isnull)) == home && !isnull;
+	return ok;
 }
 
 static void
@@ -394,29 +413,104 @@ BookingRowWaitResource(int64 id, int64 home, ItemPointer tid, TimestampTz deadli
 }
 
 /*
+ * The same for the stripes of a striped resource, whose versions pile up
+ * behind a held snapshot as a resource row's do, one chain per stripe: the
+ * places of all of a resource's stripes, in stripe order.  The set is
+ * complete while every place leads to a live row of that resource and
+ * stripe: set_stripes deletes every stripe and inserts the new ones
+ * (4_inventory/stripes.c), so a changed set ends every old chain in a
+ * deleted version, and the look goes back to the index.
+ */
+#define STRIPE_HINTS 32
+
+typedef struct StripeHint
+{
+	Oid			relid;
+	int64		resource;
+	int64		home;
+	int			n;
+	int32		stripe[BOOKING_MAX_STRIPES];
+	ItemPointerData tid[BOOKING_MAX_STRIPES];
+} StripeHint;
+
+static StripeHint stripe_hints[STRIPE_HINTS];
+
+/* Reads stripe row ls->slot into row. */
+static void
+ReadStripe(LatestScan *ls, BookingStripeRow *row)
+{
+	row->stripe = (int32) GetInt(ls->slot, BookingColumnOf(ls->rel, "stripe"), false);
+	row->free = StripeFree(ls->slot, BookingColumnOf(ls->rel, "free"), BookingColumnOf(ls->rel, "limited"));
+	row->tid = ls->slot->tts_tid;
+}
+
+/*
+ * The stripes of resource from their places last seen into rows; -1 (the
+ * caller uses the index) when there is no hint, it has more than max, or
+ * one place is gone or now holds another row.
+ */
+static int
+PeekStripesFromHint(LatestScan *ls, int64 resource, int64 home, BookingStripeRow *rows, int max)
+{
+	StripeHint *h = &stripe_hints[(uint64) resource % STRIPE_HINTS];
+	TableScanDesc scan;
+	int			n = 0;
+
+	if (h->relid != RelationGetRelid(ls->rel) || h->resource != resource || h->home != home ||
+		h->n == 0 || h->n > max || IsolationUsesXactSnapshot())
+		return -1;
+	scan = table_beginscan_tid(ls->rel, ls->snapshot);
+	for (; n < h->n; n++)
+	{
+		if (!FetchLatestFrom(ls, scan, &h->tid[n]) ||
+			!ColumnIs(ls, "resource_id", resource) || !ColumnIs(ls, "home", home))
+			break;
+		ReadStripe(ls, &rows[n]);
+		if (rows[n].stripe != h->stripe[n])
+			break;
+	}
+	table_endscan(scan);
+	return n == h->n ? n : -1;
+}
+
+static void
+RememberStripes(Relation rel, int64 resource, int64 home, const BookingStripeRow *rows, int n)
+{
+	StripeHint *h = &stripe_hints[(uint64) resource % STRIPE_HINTS];
+
+	h->relid = RelationGetRelid(rel);
+	h->resource = resource;
+	h->home = home;
+	h->n = n;
+	for (int i = 0; i < n; i++)
+	{
+		h->stripe[i] = rows[i].stripe;
+		h->tid[i] = rows[i].tid;
+	}
+}
+
+/*
  * Reads the latest committed version of every stripe of a resource, in
- * stripe order, up to max; returns how many there are.
+ * stripe order, up to max (at most BOOKING_MAX_STRIPES), from where they
+ * were last seen or through the primary key; returns how many there are.
  */
 int
 BookingRowPeekStripes(int64 resource, int64 home, BookingStripeRow *rows, int max)
 {
 	LatestScan	ls;
-	AttrNumber	stripe_col;
-	AttrNumber	free_col;
-	AttrNumber	limited_col;
-	int			n = 0;
+	int			n;
 
+	Assert(max <= BOOKING_MAX_STRIPES);
 	BeginLatestScan(&ls, BOOKING_TABLE_STRIPES, home, "resource_id", resource);
-	stripe_col = BookingColumnOf(ls.rel, "stripe");
-	free_col = BookingColumnOf(ls.rel, "free");
-	limited_col = BookingColumnOf(ls.rel, "limited");
-	while (n < max && LatestNext(&ls))
+	n = PeekStripesFromHint(&ls, resource, home, rows, max);
+	if (n < 0)
 	{
-		rows[n].stripe = (int32) GetInt(ls.slot, stripe_col, false);
-		rows[n].free = StripeFree(ls.slot, free_col, limited_col);
-		rows[n].tid = ls.slot->tts_tid;
-		n++;
+		n = 0;
+		while (n < max && LatestNext(&ls))
+			ReadStripe(&ls, &rows[n++]);
 	}
+	/* none found is no hint: stripes made later must be looked for */
+	RememberStripes(ls.rel, resource, home, rows, n);
 	EndLatestScan(&ls);
 	return n;
 }
