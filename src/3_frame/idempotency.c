@@ -17,7 +17,9 @@
  *	  The look-up is a direct probe of the primary key index with a dirty
  *	  snapshot, which sees rows of transactions in progress (and so whom to
  *	  wait for) and takes no SSI predicate lock.  On one server the result
- *	  row is stored without a statement too.  Columns are found by name and
+ *	  row is stored without a statement too (1_ground/rowwrite.c), unless a
+ *	  trigger, rule, row security or CHECK someone added to the table must
+ *	  apply.  Columns are found by name and
  *	  the OIDs cached until a relcache invalidation, so an added column does
  *	  not break it.
  *
@@ -31,7 +33,6 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/xact.h"
-#include "catalog/indexing.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "lib/stringinfo.h"
@@ -50,6 +51,7 @@
 #include "booking.h"
 #include "1_ground/compat.h"
 #include "1_ground/result.h"
+#include "1_ground/rowwrite.h"
 #include "1_ground/shard.h"
 #include "1_ground/spi.h"
 #include "1_ground/tables.h"
@@ -352,22 +354,28 @@ BookingClaimKey(BookingKey *key, int timeout_ms, TimestampTz now, BookingResult 
 }
 
 /*
- * Stores the result row on one server without a statement: the heap tuple
- * and its index entries, as PostgreSQL stores a catalog row (the primary
- * key is checked for uniqueness as an INSERT would; the table has neither
- * triggers nor expression or partial indexes).  Its one CHECK, the key's
- * length, is what BookingArgKey enforces on every key before any call.
- * On Citus StoreKeyStatement stores it.
+ * Stores the result row on one server without a statement
+ * (1_ground/rowwrite.c): the heap tuple and its index entries as an INSERT
+ * makes them.  Its one CHECK, the key's length, is what BookingArgKey
+ * enforces on every key before any call.  False, writing nothing, when
+ * someone has added a trigger, rule, row security or CHECK constraint to
+ * the table: then the statement stores it, so that they apply.
  */
-static void
+static bool
 StoreKeyDirect(BookingKey *key, const BookingResult *res, TimestampTz now)
 {
 	Relation	rel = table_open(BookingTableOid(BOOKING_TABLE_KEYS), RowExclusiveLock);
 	TupleDesc	desc = RelationGetDescr(rel);
-	Datum	   *values = palloc0(sizeof(Datum) * desc->natts);
-	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
-	HeapTuple	tuple;
+	Datum	   *values;
+	bool	   *nulls;
 
+	if (!BookingRowWritable(rel, "idempotency_keys_key_check"))
+	{
+		table_close(rel, NoLock);
+		return false;
+	}
+	values = palloc0(sizeof(Datum) * desc->natts);
+	nulls = palloc(sizeof(bool) * desc->natts);
 	LoadKeyColumns(RelationGetRelid(rel));
 	for (int i = 0; i < desc->natts; i++)
 		nulls[i] = true;
@@ -393,10 +401,9 @@ StoreKeyDirect(BookingKey *key, const BookingResult *res, TimestampTz now)
 					 errmsg("booking.idempotency_keys has a column \"%s\" this library does not fill",
 							NameStr(TupleDescAttr(desc, i)->attname)),
 					 errhint("Reinstall or update the extension (ALTER EXTENSION booking UPDATE).")));
-	tuple = heap_form_tuple(desc, values, nulls);
-	CatalogTupleInsert(rel, tuple);
-	heap_freetuple(tuple);
+	BookingRowInsert(rel, values, nulls);
 	table_close(rel, NoLock);
+	return true;
 }
 
 /* Stores the result row through the executor, as Citus must see it. */
@@ -431,10 +438,8 @@ BookingFinishKey(BookingKey *key, const BookingResult *res, TimestampTz now)
 {
 	if (res->code != BOOKING_BUSY && res->code != BOOKING_RETRY)
 	{
-		if (BookingDistributed())
+		if (BookingDistributed() || !StoreKeyDirect(key, res, now))
 			StoreKeyStatement(key, res, now);
-		else
-			StoreKeyDirect(key, res, now);
 	}
 	if (!key->remote)
 		LockRelease(&key->tag, ExclusiveLock, false);

@@ -294,3 +294,40 @@ SELECT guest, quantity, status FROM booking.bookings WHERE resource_id = 9 ORDER
 SELECT key, booking_id FROM booking.idempotency_keys
 WHERE key IN ('before-alter', 'alter-add', 'alter-confirm', 'alter-drop') ORDER BY key;
 SELECT * FROM seat_counters WHERE id = 9;
+--
+-- (0.9.0) What someone adds to booking.idempotency_keys applies to the keys
+-- stored without a statement as to any INSERT: an expression index and a
+-- partial index get exactly the entries they should, a trigger fires.
+--
+-- the one CHECK the library's own rows meet by construction, by the name
+-- idempotency.c knows it by (any other sends the keys through a statement)
+SELECT conname FROM pg_constraint
+WHERE conrelid = 'booking.idempotency_keys'::regclass AND contype = 'c';
+CREATE TABLE key_audit (key text);
+CREATE FUNCTION key_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO public.key_audit VALUES (NEW.key);
+    RETURN NEW;
+END $$;
+CREATE INDEX keys_lower_idx ON booking.idempotency_keys (lower(key));
+CREATE INDEX keys_refused_idx ON booking.idempotency_keys (key) WHERE NOT ok;
+SELECT booking.create_resource('audited', 1) AS audited \gset
+SELECT code FROM booking.reserve_seat(:audited, 'ann', idempotency_key => 'Audit-1');
+SELECT code FROM booking.reserve_seat(:audited, 'bob', idempotency_key => 'Audit-2');
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT key FROM booking.idempotency_keys WHERE NOT ok AND key >= 'Audit';
+SELECT key FROM booking.idempotency_keys WHERE NOT ok AND key >= 'Audit' AND key < 'Auditz';
+EXPLAIN (COSTS OFF) SELECT key FROM booking.idempotency_keys WHERE lower(key) = 'audit-1';
+SELECT key FROM booking.idempotency_keys WHERE lower(key) = 'audit-1';
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+CREATE TRIGGER key_audit AFTER INSERT ON booking.idempotency_keys
+    FOR EACH ROW EXECUTE FUNCTION key_audit();
+SELECT code FROM booking.reserve_seat(:audited, 'cat', idempotency_key => 'Audit-3');
+SELECT code FROM booking.reserve_seat(:audited, 'cat', idempotency_key => 'Audit-3');
+SELECT * FROM key_audit;
+DROP TRIGGER key_audit ON booking.idempotency_keys;
+DROP INDEX booking.keys_lower_idx, booking.keys_refused_idx;
+DROP TABLE key_audit;
+DROP FUNCTION key_audit();
