@@ -230,7 +230,7 @@ BookingLockResource(int64 id, int timeout_ms, BookingResource *res)
 		return ResourceExists(id) ? BOOKING_LOCK_RETRY : BOOKING_LOCK_NOT_FOUND;
 	}
 
-	if (!BookingRowPeekResource(id, BookingHome(id), res, &tid))
+	if (!BookingRowPeekResource(id, BookingHome(id), res, &tid, true))
 		return BOOKING_LOCK_NOT_FOUND;
 	return BookingLockPeeked(res, &tid, timeout_ms);
 }

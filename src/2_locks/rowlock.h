@@ -27,7 +27,8 @@ typedef struct BookingStripeRow
 	ItemPointerData tid;		/* the version read */
 } BookingStripeRow;
 
-extern bool BookingRowPeekResource(int64 id, int64 home, BookingResource *res, ItemPointer tid);
+extern bool BookingRowPeekResource(int64 id, int64 home, BookingResource *res, ItemPointer tid,
+								   bool remember);
 extern BookingRowOutcome BookingRowTryLock(BookingTable table, int64 home, ItemPointer tid);
 extern BookingRowOutcome BookingRowWaitResource(int64 id, int64 home, ItemPointer tid,
 												TimestampTz deadline, BookingResource *res);

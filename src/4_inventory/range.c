@@ -157,7 +157,7 @@ BookingStayPrecheck(BookingStayRequest *req, int64 resource, BookingResource *r,
 {
 	Datum		values[4];
 
-	if (!BookingRowPeekResource(resource, BookingHome(resource), r, tid))
+	if (!BookingRowPeekResource(resource, BookingHome(resource), r, tid, false))
 	{
 		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, resource, req->timeout_ms);
 		return false;

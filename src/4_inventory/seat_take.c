@@ -153,7 +153,7 @@ TakeStriped(BookingSeatRequest *req, BookingResult *res, bool *taken)
 	if (total < req->quantity && !BookingSeatLapsedExist(req))
 	{
 		/* the capacity, for the message */
-		if (!BookingRowPeekResource(req->resource, req->home, &r, &tid))
+		if (!BookingRowPeekResource(req->resource, req->home, &r, &tid, true))
 			BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource, req->timeout_ms);
 		else
 			BookingSeatSoldOut(res, req, r.capacity, (int64) r.capacity - total);
@@ -178,7 +178,7 @@ TakeCommitted(BookingSeatRequest *req, BookingResult *res, bool *taken)
 	ItemPointerData tid;
 
 	*taken = false;
-	if (!BookingRowPeekResource(req->resource, req->home, &r, &tid))
+	if (!BookingRowPeekResource(req->resource, req->home, &r, &tid, true))
 	{
 		BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource, req->timeout_ms);
 		return true;

@@ -328,12 +328,12 @@ RunWaitStripe(void *arg)
 }
 
 /*
- * The striped path at READ COMMITTED: one index scan reads every stripe's
- * latest committed version; the buyer locks, without waiting, the first
- * stripe from its own offset that has the seats, exactly at the version it
- * read (so no lock is ever taken on a stripe that cannot serve, and no
- * subtransaction is needed), and takes them with the booking row in one
- * statement.  When every stripe that has them is held, it waits for the
+ * The striped path at READ COMMITTED: one look reads every stripe's
+ * latest committed version (2_locks/rowlock.c); the buyer locks, without
+ * waiting, the first stripe from its own offset that has the seats,
+ * exactly at the version it read (so no lock is ever taken on a stripe
+ * that cannot serve, and no subtransaction is needed), and takes them with
+ * the booking row in one statement.  When every stripe that has them is held, it waits for the
  * first of them in its order (bounded, in a guarded subtransaction that a
  * refusal rolls back).  Returns BOOKING_LOCK_NOT_FOUND when no single stripe
  * can serve (*total: the free seats of all, *nstripes 0 if the resource has

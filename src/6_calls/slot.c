@@ -54,7 +54,7 @@ ReserveSlotBody(void *state, BookingResult *res)
 	/* READ COMMITTED: the row read and locked in C, as for a stay (stay.c) */
 	if (!IsolationUsesXactSnapshot())
 	{
-		if (!BookingRowPeekResource(req->resource, req->home, &r, &tid))
+		if (!BookingRowPeekResource(req->resource, req->home, &r, &tid, false))
 		{
 			BookingSetLockOutcome(res, BOOKING_LOCK_NOT_FOUND, req->resource, req->timeout_ms);
 			return;
