@@ -51,6 +51,10 @@
 #            the sizes of the tables at each, and after the snapshot ends and
 #            VACUUM runs; then booking's mix again in a fresh database with no
 #            snapshot held (the control: what the lapsing holds cost alone)
+#   hotsnap  reserve_seat on one hot session, as one row and as 16 stripes,
+#            BENCH_SNAPSHOT_CLIENTS clients for BENCH_HOTSNAP_SECONDS (default
+#            90) each while one REPEATABLE READ transaction stays open: the
+#            sales of each 10 s, the last against the first
 #   sellout  time to sell 2,000 seats with 64 clients, p50/p99 latency per
 #            call: single-row vs striped; then p50, p99 and p99.9 over all
 #            rounds' calls, and the same sell-outs with commit_delay
@@ -103,7 +107,8 @@ RELAY_COUNTS=${BENCH_RELAY_COUNTS:-1 4 10}
 SNAP_SECONDS=${BENCH_SNAPSHOT_SECONDS:-180}
 SNAP_INTERVAL=${BENCH_SNAPSHOT_INTERVAL:-60}
 SNAP_CLIENTS=${BENCH_SNAPSHOT_CLIENTS:-32}
-ALL="hot stays size keys limit events relays snapshot sellout pooler memory stats"
+HOTSNAP_SECONDS=${BENCH_HOTSNAP_SECONDS:-90}
+ALL="hot stays size keys limit events relays snapshot hotsnap sellout pooler memory stats"
 scenarios=${*:-$ALL}
 for s in $scenarios; do
 	case " $ALL " in
@@ -1121,6 +1126,73 @@ scenario_snapshot() {
 		"$(ratio "${SNAP_ACKED[booking@$last]:-0}" "${SNAP_ACKED[booking@1]:-1}")"
 	reference "snapshot: queue relay, acked/s last / first" \
 		"$(ratio "${SNAP_ACKED[queue@$last]:-0}" "${SNAP_ACKED[queue@1]:-1}")"
+}
+
+# hotsnap_run DB SCRIPT: SNAP_CLIENTS clients run SCRIPT for HOTSNAP_SECONDS
+# while one REPEATABLE READ transaction of DB stays open; prints the sales of
+# each 10 s and sets HOTSNAP_TPS (a list, one per 10 s) and HOTSNAP_DONE
+hotsnap_run() {
+	local db=$1 script=$2 holder n f i
+	rm -f "$work"/hotsnap_log.*
+	q -d "$db" -c CHECKPOINT
+	touch "$work/hotsnap.on"
+	( echo "BEGIN ISOLATION LEVEL REPEATABLE READ;"
+	  echo "SELECT count(*) FROM pg_class;"
+	  while [ -e "$work/hotsnap.on" ]; do sleep 0.5; done
+	  echo "COMMIT;" ) | psql -X -q -d "$db" >/dev/null &
+	holder=$!
+	for ((n = 0; n < 100; n++)); do
+		[ "$(qa -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$db'
+			AND state = 'idle in transaction' AND backend_xmin IS NOT NULL")" = 1 ] && break
+		sleep 0.1
+	done
+	pgbench -n -M prepared -c "$SNAP_CLIENTS" -j "$THREADS" -T "$HOTSNAP_SECONDS" \
+		-l --aggregate-interval=10 --log-prefix="$work/hotsnap_log" \
+		-f "$work/$script" "$db" >"$work/hotsnap.out" 2>&1 ||
+		{ cat "$work/hotsnap.out" >&2; echo "pgbench failed: $script" >&2; return 1; }
+	[ "$(qa -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$db'
+		AND state = 'idle in transaction' AND backend_xmin IS NOT NULL")" = 1 ] ||
+		TARGETS+=("hotsnap: $script: the REPEATABLE READ snapshot was held to the end: FAIL")
+	rm -f "$work/hotsnap.on"
+	wait "$holder"
+	HOTSNAP_TPS=""
+	for ((i = 1; i <= HOTSNAP_SECONDS / 10; i++)); do
+		n=0
+		for f in "$work"/hotsnap_log.*; do
+			n=$((n + $(sed -n "${i}p" "$f" | awk '{ print $2 + 0 }')))
+		done
+		HOTSNAP_TPS="$HOTSNAP_TPS $((n / 10))"
+	done
+	# the aggregate log leaves out the last instants; pgbench's count has them
+	HOTSNAP_DONE=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/hotsnap.out")
+}
+
+scenario_hotsnap() {
+	local layout id first last seats taken booked
+	echo
+	echo "== hotsnap: reserve_seat on one hot session, one row and 16 stripes, $SNAP_CLIENTS clients for $HOTSNAP_SECONDS s each"
+	echo "   while a REPEATABLE READ transaction stays open (sales/s per 10 s)"
+	new_db bench_hotsnap
+	for layout in row striped; do
+		id=$(qa -d bench_hotsnap -c "SELECT booking.create_resource('$layout session', 2000000000)")
+		[ "$layout" = row ] || set_stripes bench_hotsnap "$id" 16
+		echo "SELECT (booking.reserve_seat($id, 'g')).code;" >"$work/hotsnap_$layout.pgb"
+		hotsnap_run bench_hotsnap "hotsnap_$layout.pgb"
+		printf "%-8s %s\n" "$layout" "$HOTSNAP_TPS"
+		first=$(echo $HOTSNAP_TPS | awk '{ print $1 }')
+		last=$(echo $HOTSNAP_TPS | awk '{ print $NF }')
+		target "hotsnap: $layout, last 10 s / first, snapshot held" "$(ratio "$last" "$first")" ">=" 0.90
+		# every sale is a booking, and the counter agrees with them
+		booked=$(qa -d bench_hotsnap -c "SELECT count(*) FROM booking.bookings WHERE resource_id = $id")
+		taken=$(qa -d bench_hotsnap -c "SELECT CASE WHEN r.stripes > 1
+			THEN r.capacity - (SELECT sum(free) FROM booking.resource_stripes s WHERE s.resource_id = r.id)
+			ELSE r.taken END FROM booking.resources r WHERE r.id = $id")
+		if [ "$booked" = "$HOTSNAP_DONE" ] && [ "$taken" = "$HOTSNAP_DONE" ]; then
+			echo "checked: $HOTSNAP_DONE sales, $booked bookings, $taken seats taken"
+		else
+			TARGETS+=("hotsnap: $layout: sales $HOTSNAP_DONE, bookings $booked, seats taken $taken differ: FAIL")
+		fi
+	done
 }
 
 scenario_memory() {
