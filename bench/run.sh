@@ -979,6 +979,30 @@ snap_sample() {
 		FROM unnest(ARRAY[${rels%,}]) WITH ORDINALITY AS u(r, o)" >>"$work/snap.$2"
 }
 
+# held_snapshots DB: the sessions of DB idle in a transaction that holds a
+# snapshot
+held_snapshots() {
+	qa -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$1'
+		AND state = 'idle in transaction' AND backend_xmin IS NOT NULL"
+}
+
+# hold_snapshot DB FLAG: a REPEATABLE READ transaction of DB reads once and
+# stays open, as pg_dump's or a long report's does, while the file FLAG
+# exists; returns once it holds its snapshot.  Sets HOLDER (its pid).
+hold_snapshot() {
+	local db=$1 flag=$2 n
+	touch "$flag"
+	( echo "BEGIN ISOLATION LEVEL REPEATABLE READ;"
+	  echo "SELECT count(*) FROM pg_class;"
+	  while [ -e "$flag" ]; do sleep 0.5; done
+	  echo "COMMIT;" ) | psql -X -q -d "$db" >/dev/null &
+	HOLDER=$!
+	for ((n = 0; n < 100; n++)); do
+		[ "$(held_snapshots "$db")" = 1 ] && break
+		sleep 0.1
+	done
+}
+
 # snap_run SIDE DB SCRIPT RELAY_SCRIPT [RATE]: SNAP_CLIENTS clients run SCRIPT
 # (at RATE transactions/s in all, if given) and one relay RELAY_SCRIPT for
 # SNAP_SECONDS while one REPEATABLE READ transaction of DB stays open, as
@@ -992,17 +1016,8 @@ snap_run() {
 	rm -f "$work"/snap_log.* "$work/snap.$side"
 	q -d "$db" -c CHECKPOINT
 	if [ "${SNAP_HOLD:-1}" = 1 ]; then
-		touch "$work/snap.on"
-		( echo "BEGIN ISOLATION LEVEL REPEATABLE READ;"
-		  echo "SELECT count(*) FROM pg_class;"
-		  while [ -e "$work/snap.on" ]; do sleep 0.5; done
-		  echo "COMMIT;" ) | psql -X -q -d "$db" >/dev/null &
-		holder=$!
-		for ((n = 0; n < 100; n++)); do
-			[ "$(qa -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$db'
-				AND state = 'idle in transaction' AND backend_xmin IS NOT NULL")" = 1 ] && break
-			sleep 0.1
-		done
+		hold_snapshot "$db" "$work/snap.on"
+		holder=$HOLDER
 	fi
 	snap_sample "$db" "$side" 0s
 	started=$(qa -c "SELECT clock_timestamp()")
@@ -1019,8 +1034,7 @@ snap_run() {
 		{ cat "$work/snap.out" >&2; echo "pgbench failed: $script" >&2; return 1; }
 	wait "$relay" || { cat "$work/snap_relay.out" >&2; echo "the relay failed: $relay_script" >&2; return 1; }
 	wait "$sampler"
-	SNAP_HELD[$side]=$(qa -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$db'
-		AND state = 'idle in transaction' AND backend_xmin IS NOT NULL")
+	SNAP_HELD[$side]=$(held_snapshots "$db")
 	rm -f "$work/snap.on"
 	[ -z "$holder" ] || wait "$holder"
 	# an aggregate log line per interval and thread: start, transactions, ...;
@@ -1132,29 +1146,18 @@ scenario_snapshot() {
 # while one REPEATABLE READ transaction of DB stays open; prints the sales of
 # each 10 s and sets HOTSNAP_TPS (a list, one per 10 s) and HOTSNAP_DONE
 hotsnap_run() {
-	local db=$1 script=$2 holder n f i
+	local db=$1 script=$2 n f i
 	rm -f "$work"/hotsnap_log.*
 	q -d "$db" -c CHECKPOINT
-	touch "$work/hotsnap.on"
-	( echo "BEGIN ISOLATION LEVEL REPEATABLE READ;"
-	  echo "SELECT count(*) FROM pg_class;"
-	  while [ -e "$work/hotsnap.on" ]; do sleep 0.5; done
-	  echo "COMMIT;" ) | psql -X -q -d "$db" >/dev/null &
-	holder=$!
-	for ((n = 0; n < 100; n++)); do
-		[ "$(qa -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$db'
-			AND state = 'idle in transaction' AND backend_xmin IS NOT NULL")" = 1 ] && break
-		sleep 0.1
-	done
+	hold_snapshot "$db" "$work/hotsnap.on"
 	pgbench -n -M prepared -c "$SNAP_CLIENTS" -j "$THREADS" -T "$HOTSNAP_SECONDS" \
 		-l --aggregate-interval=10 --log-prefix="$work/hotsnap_log" \
 		-f "$work/$script" "$db" >"$work/hotsnap.out" 2>&1 ||
 		{ cat "$work/hotsnap.out" >&2; echo "pgbench failed: $script" >&2; return 1; }
-	[ "$(qa -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$db'
-		AND state = 'idle in transaction' AND backend_xmin IS NOT NULL")" = 1 ] ||
+	[ "$(held_snapshots "$db")" = 1 ] ||
 		TARGETS+=("hotsnap: $script: the REPEATABLE READ snapshot was held to the end: FAIL")
 	rm -f "$work/hotsnap.on"
-	wait "$holder"
+	wait "$HOLDER"
 	HOTSNAP_TPS=""
 	for ((i = 1; i <= HOTSNAP_SECONDS / 10; i++)); do
 		n=0
