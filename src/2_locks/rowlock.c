@@ -222,12 +222,12 @@ FetchLatestFrom(LatestScan *ls, TableScanDesc scan, const ItemPointerData *start
 	return table_tuple_fetch_row_version(ls->rel, &tid, ls->snapshot, ls->slot);
 }
 
-/* Whether column name of the row in ls->slot is value (not NULL). */
+/* Whether bigint column attnum of the row in ls->slot is value (not NULL). */
 static bool
-ColumnIs(LatestScan *ls, const char *name, int64 value)
+ColumnIs(LatestScan *ls, AttrNumber attnum, int64 value)
 {
 	bool		isnull;
-	Datum		d = slot_getattr(ls->slot, BookingColumnOf(ls->rel, name), &isnull);
+	Datum		d = slot_getattr(ls->slot, attnum, &isnull);
 
 	return !isnull && DatumGetInt64(d) == value;
 }
@@ -270,7 +270,8 @@ PeekFromHint(LatestScan *ls, int64 id, int64 home)
 		return false;
 	scan = table_beginscan_tid(ls->rel, ls->snapshot);
 	ok = FetchLatestFrom(ls, scan, &h->tid) &&
-		ColumnIs(ls, "id", id) && ColumnIs(ls, "home", home);
+		ColumnIs(ls, BookingColumnOf(ls->rel, "id"), id) &&
+		ColumnIs(ls, BookingColumnOf(ls->rel, "home"), home);
 	table_endscan(scan);
 	return ok;
 }
@@ -440,12 +441,32 @@ typedef struct StripeHint
 
 static StripeHint stripe_hints[STRIPE_HINTS];
 
+/* the columns of a stripe row that a look reads, found once per look */
+typedef struct StripeColumns
+{
+	AttrNumber	resource;
+	AttrNumber	home;
+	AttrNumber	stripe;
+	AttrNumber	free;
+	AttrNumber	limited;
+} StripeColumns;
+
+static void
+FindStripeColumns(Relation rel, StripeColumns *cols)
+{
+	cols->resource = BookingColumnOf(rel, "resource_id");
+	cols->home = BookingColumnOf(rel, "home");
+	cols->stripe = BookingColumnOf(rel, "stripe");
+	cols->free = BookingColumnOf(rel, "free");
+	cols->limited = BookingColumnOf(rel, "limited");
+}
+
 /* Reads stripe row ls->slot into row. */
 static void
-ReadStripe(LatestScan *ls, BookingStripeRow *row)
+ReadStripe(LatestScan *ls, const StripeColumns *cols, BookingStripeRow *row)
 {
-	row->stripe = (int32) GetInt(ls->slot, BookingColumnOf(ls->rel, "stripe"), false);
-	row->free = StripeFree(ls->slot, BookingColumnOf(ls->rel, "free"), BookingColumnOf(ls->rel, "limited"));
+	row->stripe = (int32) GetInt(ls->slot, cols->stripe, false);
+	row->free = StripeFree(ls->slot, cols->free, cols->limited);
 	row->tid = ls->slot->tts_tid;
 }
 
@@ -455,7 +476,8 @@ ReadStripe(LatestScan *ls, BookingStripeRow *row)
  * one place is gone or now holds another row.
  */
 static int
-PeekStripesFromHint(LatestScan *ls, int64 resource, int64 home, BookingStripeRow *rows, int max)
+PeekStripesFromHint(LatestScan *ls, const StripeColumns *cols, int64 resource, int64 home,
+					BookingStripeRow *rows, int max)
 {
 	StripeHint *h = &stripe_hints[(uint64) resource % STRIPE_HINTS];
 	TableScanDesc scan;
@@ -468,9 +490,9 @@ PeekStripesFromHint(LatestScan *ls, int64 resource, int64 home, BookingStripeRow
 	for (; n < h->n; n++)
 	{
 		if (!FetchLatestFrom(ls, scan, &h->tid[n]) ||
-			!ColumnIs(ls, "resource_id", resource) || !ColumnIs(ls, "home", home))
+			!ColumnIs(ls, cols->resource, resource) || !ColumnIs(ls, cols->home, home))
 			break;
-		ReadStripe(ls, &rows[n]);
+		ReadStripe(ls, cols, &rows[n]);
 		if (rows[n].stripe != h->stripe[n])
 			break;
 	}
@@ -503,16 +525,18 @@ int
 BookingRowPeekStripes(int64 resource, int64 home, BookingStripeRow *rows, int max)
 {
 	LatestScan	ls;
+	StripeColumns cols;
 	int			n;
 
 	Assert(max <= BOOKING_MAX_STRIPES);
 	BeginLatestScan(&ls, BOOKING_TABLE_STRIPES, home, "resource_id", resource);
-	n = PeekStripesFromHint(&ls, resource, home, rows, max);
+	FindStripeColumns(ls.rel, &cols);
+	n = PeekStripesFromHint(&ls, &cols, resource, home, rows, max);
 	if (n < 0)
 	{
 		n = 0;
 		while (n < max && LatestNext(&ls))
-			ReadStripe(&ls, &rows[n++]);
+			ReadStripe(&ls, &cols, &rows[n++]);
 	}
 	/* none found is no hint: stripes made later must be looked for */
 	RememberStripes(ls.rel, resource, home, rows, n);
