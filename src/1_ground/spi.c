@@ -92,6 +92,25 @@ BookingExecuteLatest(BookingPlan *plan, Datum *values, const char *nulls, long t
 }
 
 /*
+ * Runs a plan with the snapshot given, so that two statements read the same
+ * state of the tables (numbering.c's low-water mark).
+ */
+int
+BookingExecuteWith(BookingPlan *plan, Datum *values, const char *nulls,
+				   Snapshot snapshot, long tcount)
+{
+	int			rc;
+
+	rc = SPI_execute_snapshot(PlanFor(plan), values, nulls,
+							  snapshot, InvalidSnapshot,
+							  false, false, tcount);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_snapshot failed for \"%s\": %s",
+			 plan->sql, SPI_result_code_string(rc));
+	return (int) SPI_processed;
+}
+
+/*
  * Runs a read-only plan on the latest committed rows with SnapshotSelf,
  * which is not an MVCC snapshot and so takes no SSI predicate locks: a read
  * here cannot make a SERIALIZABLE caller fail at commit.  A non-MVCC index

@@ -9,6 +9,7 @@
 #include "booking.h"
 
 #include "executor/spi.h"
+#include "utils/snapshot.h"
 
 typedef struct BookingPlan
 {
@@ -24,6 +25,8 @@ extern int	BookingExecute(BookingPlan *plan, Datum *values, const char *nulls,
 						   bool read_only, long tcount);
 extern int	BookingExecuteLatest(BookingPlan *plan, Datum *values, const char *nulls,
 								 long tcount);
+extern int	BookingExecuteWith(BookingPlan *plan, Datum *values, const char *nulls,
+							   Snapshot snapshot, long tcount);
 extern int	BookingExecuteCommitted(BookingPlan *plan, Datum *values, const char *nulls,
 									long tcount);
 extern int64 BookingGetInt64(int row, int col, bool *isnull);

@@ -468,6 +468,8 @@ EmitFrom(const char *kind, int64 home, int64 booking, const BookingOwnBooking *b
 	Datum		values[14];
 	char		nulls[14];
 
+	/* the xid before the id: numbering.c's low-water mark counts on it */
+	(void) GetTopTransactionId();
 	if (!BookingDistributed() &&
 		WriteEventDirect(kind, home, booking, b, status_before, status_after, code))
 	{
@@ -574,6 +576,7 @@ BookingEmitResourceEvent(const char *kind, const BookingResource *r, const char 
 	memset(nulls, ' ', sizeof(nulls));
 	if (!BookingEventsWanted())
 		return;
+	(void) GetTopTransactionId();	/* before the id: see EmitFrom */
 	values[0] = Int64GetDatum(r->home);
 	EventId(r->home, &values[1], &nulls[1]);
 	values[2] = Int64GetDatum(r->id);
