@@ -33,7 +33,7 @@ ISOLATION = iso_last_seat iso_hot_queue iso_lock_timeout iso_cancel_reserve iso_
 	iso_sold_out_lock iso_stay_any_refused iso_stale_probe \
 	iso_relation_lock iso_snapshot_levels iso_serializable_retry \
 	iso_busy_message iso_guest_limit iso_passes_order iso_move_race iso_reduce_race \
-	iso_outbox_relays iso_outbox_lease iso_outbox_late_commit iso_waitlist_cancel_newcomer \
+	iso_outbox_relays iso_outbox_lease iso_outbox_late_commit iso_outbox_floor iso_waitlist_cancel_newcomer \
 	iso_outbox_register iso_stay_any_waiters iso_outbox_drop iso_health_snapshot \
 	iso_rr_busy_now iso_pool_unit_fk iso_rr_striped_busy iso_waitlist_queued iso_session_lock_timeout iso_series_race iso_cancel_group iso_opening_hours iso_slot_race
 ISOLATION_OPTS = --inputdir=. --outputdir=test --load-extension=btree_gist --load-extension=booking

@@ -285,23 +285,48 @@ FullXidOf(TransactionId xid)
 }
 
 /*
- * The mark this backend may start from in home with snapshot s, or 0
- * (start at the beginning): on Citus, and when the ids' sequence hands out
- * ranges.  Sets *top to the highest id s shows.
+ * Sets *top to the highest id of home that s (or the latest snapshot) shows,
+ * and forgets the mark if ids went backward (the table emptied and the
+ * sequence restarted).
  */
-static int64
-LowMarkOf(int64 home, Snapshot s, int64 *top)
+static void
+LowMarkCheckTop(int64 home, Snapshot s, int64 *top)
+{
+	Datum		values[1] = {Int64GetDatum(home)};
+	bool		isnull;
+
+	if (s != InvalidSnapshot)
+		(void) BookingExecuteWith(&last_id_plan, values, NULL, s, 1);
+	else
+		(void) BookingExecute(&last_id_plan, values, NULL, true, 1);
+	*top = BookingGetInt64(0, 1, &isnull);
+	if (isnull)
+		*top = 0;
+	if (*top + 1 < low_mark.mark || *top + 1 < low_mark.candidate || *top + 1 < low_mark.pending)
+	{
+		Oid			relid = low_mark.relid;
+
+		memset(&low_mark, 0, sizeof(low_mark));
+		low_mark.relid = relid;
+	}
+}
+
+/*
+ * Whether home can have a mark: one server, and ids handed out in order
+ * (a sequence with a cache hands out ranges).  Forgets a mark learned on
+ * another events table, or before the sequence changed.
+ */
+static bool
+LowMarkUsable(int64 home)
 {
 	Oid			nsp;
 	Oid			relid;
 	Oid			seqid;
 	HeapTuple	tuple;
 	bool		in_order = false;
-	bool		isnull;
-	Datum		values[1] = {Int64GetDatum(home)};
 
 	if (BookingDistributed() || home != 0)
-		return 0;
+		return false;
 	nsp = get_namespace_oid("booking", false);
 	relid = get_relname_relid("events", nsp);
 	seqid = get_relname_relid("events_id_seq", nsp);
@@ -312,7 +337,38 @@ LowMarkOf(int64 home, Snapshot s, int64 *top)
 			!((Form_pg_sequence) GETSTRUCT(tuple))->seqcycle;
 		ReleaseSysCache(tuple);
 	}
-	if (!in_order || !OidIsValid(relid))
+	if (!in_order || !OidIsValid(relid) || low_mark.relid != relid)
+	{
+		memset(&low_mark, 0, sizeof(low_mark));
+		low_mark.relid = in_order ? relid : InvalidOid;
+	}
+	return in_order && OidIsValid(relid);
+}
+
+/*
+ * The mark of home this backend's committed numberings earned, or 0: every
+ * event below it is numbered, and so has every delivery it will ever have.
+ */
+int64
+BookingNumberedBelow(int64 home)
+{
+	int64		top;
+
+	if (!LowMarkUsable(home))
+		return 0;
+	LowMarkCheckTop(home, InvalidSnapshot, &top);
+	return low_mark.mark;
+}
+
+/*
+ * The mark this backend may start from in home with snapshot s, or 0
+ * (start at the beginning; see LowMarkUsable).  Sets *top to the highest id
+ * s shows.
+ */
+static int64
+LowMarkOf(int64 home, Snapshot s, int64 *top)
+{
+	if (!LowMarkUsable(home))
 		return 0;
 	if (!low_mark_callbacks)
 	{
@@ -320,18 +376,7 @@ LowMarkOf(int64 home, Snapshot s, int64 *top)
 		RegisterSubXactCallback(LowMarkSubXact, NULL);
 		low_mark_callbacks = true;
 	}
-	(void) BookingExecuteWith(&last_id_plan, values, NULL, s, 1);
-	*top = BookingGetInt64(0, 1, &isnull);
-	if (isnull)
-		*top = 0;
-
-	/* another table, or ids that went backward (a restart): start again */
-	if (low_mark.relid != relid || *top + 1 < low_mark.mark ||
-		*top + 1 < low_mark.candidate || *top + 1 < low_mark.pending)
-	{
-		memset(&low_mark, 0, sizeof(low_mark));
-		low_mark.relid = relid;
-	}
+	LowMarkCheckTop(home, s, top);
 	return Max(low_mark.mark, 1);
 }
 

@@ -71,7 +71,7 @@ static BookingPlan claim_plan = {
 	"WITH picked AS (SELECT event_id FROM booking.deliveries "
 	"WHERE home OPERATOR(pg_catalog.=) $1 AND consumer OPERATOR(pg_catalog.=) $2 AND acked_at IS NULL "
 	"AND (lease_until IS NULL OR lease_until OPERATOR(pg_catalog.<=) $3) "
-	"ORDER BY event_id LIMIT $4 FOR UPDATE SKIP LOCKED), "
+	"AND event_id OPERATOR(pg_catalog.>=) $7 ORDER BY event_id LIMIT $4 FOR UPDATE SKIP LOCKED), "
 	"bounds AS (SELECT pg_catalog.min(event_id) AS lo, pg_catalog.max(event_id) AS hi, "
 	"pg_catalog.array_agg(event_id) AS ids FROM picked), "
 	"leased AS (UPDATE booking.deliveries d SET lease_token = $5, lease_until = $6, "
@@ -87,8 +87,63 @@ static BookingPlan claim_plan = {
 	"AND e.id OPERATOR(pg_catalog.>=) (SELECT lo FROM bounds) "
 	"AND e.id OPERATOR(pg_catalog.<=) (SELECT hi FROM bounds) "
 	"ORDER BY e.resource_id, e.seq",
-	6, {INT8OID, TEXTOID, TIMESTAMPTZOID, INT4OID, INT8OID, TIMESTAMPTZOID}
+	7, {INT8OID, TEXTOID, TIMESTAMPTZOID, INT4OID, INT8OID, TIMESTAMPTZOID, INT8OID}
 };
+
+/*
+ * The consumer's acknowledged floor (one server): every delivery of the
+ * consumer below it is acknowledged, and none will ever be added there, so
+ * a claim picks from it.  Without it every pick walked, from the start of
+ * the index of open deliveries, the entries of every delivery acknowledged
+ * since the last vacuum: 1,769 pages (5.5 ms) after a drain of 200,000.
+ *
+ * Why it is safe.  Below the numbering's mark (BookingNumberedBelow) every
+ * event is numbered, and deliveries are only ever written by the numbering
+ * of an event, so that part of the index is complete: what a snapshot
+ * shows acknowledged there stays so.  The floor is the lowest open
+ * delivery at or above the old floor (acknowledged rows only in between),
+ * or the mark if that is lower.  It moves only in a claim made in a
+ * transaction of its own, whose snapshot shows no acknowledgement of its
+ * own that could still roll back.  Kept per backend, for one consumer.
+ */
+static BookingPlan lowest_open_plan = {
+	"SELECT pg_catalog.min(event_id) FROM booking.deliveries WHERE home OPERATOR(pg_catalog.=) $1 "
+	"AND consumer OPERATOR(pg_catalog.=) $2 AND acked_at IS NULL AND event_id OPERATOR(pg_catalog.>=) $3",
+	3, {INT8OID, TEXTOID, INT8OID}
+};
+
+static char acked_floor_consumer[NAMEDATALEN * 2];
+static int64 acked_floor = 0;
+
+/* the event id a claim of consumer picks from in home */
+static int64
+AckedFloor(int64 home, text *consumer)
+{
+	char	   *name = text_to_cstring(consumer);
+	int64		mark;
+	int64		lowest;
+	bool		isnull;
+	Datum		values[3];
+
+	if (BookingDistributed() || home != 0)
+		return 0;
+	mark = BookingNumberedBelow(home);
+	if (strcmp(name, acked_floor_consumer) != 0 || mark < acked_floor)
+	{
+		/* another consumer, or ids that started again */
+		strlcpy(acked_floor_consumer, name, sizeof(acked_floor_consumer));
+		acked_floor = 0;
+	}
+	if (mark <= acked_floor || IsTransactionBlock())
+		return acked_floor;
+	values[0] = Int64GetDatum(home);
+	values[1] = PointerGetDatum(consumer);
+	values[2] = Int64GetDatum(acked_floor);
+	(void) BookingExecute(&lowest_open_plan, values, NULL, true, 1);
+	lowest = BookingGetInt64(0, 1, &isnull);
+	acked_floor = isnull ? mark : Min(lowest, mark);
+	return acked_floor;
+}
 
 /* the events given, also as the key range they span: see claim_plan */
 static BookingPlan ack_plan = {
@@ -174,7 +229,7 @@ static void
 ClaimHome(void *arg)
 {
 	ClaimArgs  *ca = (ClaimArgs *) arg;
-	Datum		values[6];
+	Datum		values[7];
 
 	if (ca->number)
 		(void) BookingNumberEvents(ca->home, MAX_BATCH);
@@ -192,6 +247,7 @@ ClaimHome(void *arg)
 	values[3] = Int32GetDatum(ca->left);
 	values[4] = Int64GetDatum(ca->token);
 	values[5] = TimestampTzGetDatum(ca->until);
+	values[6] = Int64GetDatum(AckedFloor(ca->home, ca->consumer));
 	ca->n = BookingExecute(&claim_plan, values, NULL, false, 0);
 }
 
