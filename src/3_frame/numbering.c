@@ -409,6 +409,39 @@ LowMarkAfter(Snapshot s, int64 mark, int64 top, int n, int32 batch, int64 last)
 	}
 }
 
+/*
+ * While another relay numbers, this one's mark still moves: a look from
+ * the mark for the first unnumbered event (one that a numbering in
+ * progress writes counts as unnumbered until it commits) earns what is
+ * below it, as a numbering of nothing would.  Without it a relay that
+ * seldom gets the sequencer kept its mark, and so its claims' floor
+ * (claims.c), at the start.
+ */
+static void
+LowMarkLook(int64 home)
+{
+	Snapshot	snapshot;
+	int64		mark;
+	int64		top = 0;
+	int			n;
+	Datum		values[3];
+
+	if (BookingDistributed())
+		return;
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	mark = LowMarkOf(home, snapshot, &top);
+	if (mark > 0)
+	{
+		values[0] = Int64GetDatum(home);
+		values[1] = Int32GetDatum(1);
+		values[2] = Int64GetDatum(mark);
+		n = BookingExecuteWith(&fresh_plan, values, NULL, snapshot, 1);
+		/* as a batch of one that stops short of the first it found */
+		LowMarkAfter(snapshot, mark, top, n, 1, n > 0 ? BookingGetInt64(0, 1, NULL) - 1 : 0);
+	}
+	UnregisterSnapshot(snapshot);
+}
+
 /* an unnumbered row of a batch */
 typedef struct FreshRow
 {
@@ -459,7 +492,10 @@ BookingNumberEvents(int64 home, int32 batch)
 		/* locked by another numbering, or not made yet: this claim makes it */
 		if (!MakeSequencer(home) ||
 			BookingExecute(&lock_sequencer_plan, values, NULL, false, 1) == 0)
+		{
+			LowMarkLook(home);
 			return 0;
+		}
 	}
 	values[1] = Int32GetDatum(batch);
 	values[2] = Int64GetDatum(0);
