@@ -112,7 +112,8 @@ static BookingPlan lowest_open_plan = {
 	3, {INT8OID, TEXTOID, INT8OID}
 };
 
-static char acked_floor_consumer[NAMEDATALEN * 2];
+/* a consumer's name is at most 200 bytes (consumers.c) */
+static char acked_floor_consumer[256];
 static int64 acked_floor = 0;
 
 /* the event id a claim of consumer picks from in home */
@@ -125,7 +126,7 @@ AckedFloor(int64 home, text *consumer)
 	bool		isnull;
 	Datum		values[3];
 
-	if (BookingDistributed() || home != 0)
+	if (BookingDistributed() || home != 0 || strlen(name) >= sizeof(acked_floor_consumer))
 		return 0;
 	mark = BookingNumberedBelow(home);
 	if (strcmp(name, acked_floor_consumer) != 0 || mark < acked_floor)

@@ -564,3 +564,18 @@ ALTER SEQUENCE booking.events_id_seq RESTART;
 SELECT ok, code FROM booking.reserve_seat(:restart_id, 'after restart', 1);
 SELECT event_id, guest FROM booking.claim_events('restart');
 SELECT booking.drop_consumer('restart');
+
+--
+-- 0.9.0: the acknowledged floor belongs to one consumer, named in full
+-- (names of up to 200 bytes that share their first 150): the first one's
+-- floor passes an event the second has not claimed yet
+--
+SELECT repeat('x', 150) AS long_name \gset
+SELECT booking.add_consumer(:'long_name' || 'a') AS a, booking.add_consumer(:'long_name' || 'b') AS b;
+SELECT ok, code FROM booking.reserve_seat(:restart_id, 'long names', 1);
+SELECT booking.ack_events(:'long_name' || 'a', lease_token, ARRAY[event_id]) AS acked
+  FROM booking.claim_events(:'long_name' || 'a');
+SELECT count(*) AS claimed FROM booking.claim_events(:'long_name' || 'a');
+SELECT count(*) AS claimed FROM booking.claim_events(:'long_name' || 'a');
+SELECT guest FROM booking.claim_events(:'long_name' || 'b');
+SELECT booking.drop_consumer(:'long_name' || 'a') AS a, booking.drop_consumer(:'long_name' || 'b') AS b;
