@@ -14,7 +14,6 @@ extern int	booking_event_retention_s;
 extern void BookingNumberingInit(void);
 extern int	BookingNumberEvents(int64 home, int32 batch);
 extern int64 BookingNumberAll(int32 batch);
-extern int64 BookingNumberedBelow(int64 home);
 extern void BookingHoldSequencer(int64 home);
 extern int64 BookingPurgeEvents(int64 home, TimestampTz now, int32 batch);
 

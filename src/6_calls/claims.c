@@ -39,6 +39,7 @@
 #include "1_ground/guard.h"
 #include "1_ground/shard.h"
 #include "1_ground/spi.h"
+#include "3_frame/lowmark.h"
 #include "3_frame/news.h"
 #include "3_frame/numbering.h"
 #include "5_scaleout/remote.h"
