@@ -14,6 +14,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_sequence.h"
 #include "catalog/pg_type.h"
+#include "storage/proc.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -61,6 +62,7 @@ typedef struct LowMark
 	FullTransactionId ripe_at;	/* its snapshot's xmax */
 	int64		pending;		/* a mark this transaction earned; 0: none */
 	int			pending_level;	/* the nesting level that earned it */
+	LocalTransactionId checked_in;	/* the transaction that last read the top */
 } LowMark;
 
 static LowMark low_mark;
@@ -123,6 +125,7 @@ LowMarkCheckTop(int64 home, Snapshot s, int64 *top)
 		memset(&low_mark, 0, sizeof(low_mark));
 		low_mark.relid = relid;
 	}
+	low_mark.checked_in = MyProc->lxid;
 }
 
 /*
@@ -170,7 +173,9 @@ BookingNumberedBelow(int64 home)
 
 	if (!LowMarkUsable(home))
 		return 0;
-	LowMarkCheckTop(home, InvalidSnapshot, &top);
+	/* once per transaction: a restart's TRUNCATE waits for this one */
+	if (low_mark.checked_in != MyProc->lxid)
+		LowMarkCheckTop(home, InvalidSnapshot, &top);
 	return low_mark.mark;
 }
 
