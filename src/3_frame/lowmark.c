@@ -20,6 +20,7 @@
 #include "utils/syscache.h"
 
 #include "booking.h"
+#include "1_ground/compat.h"
 #include "1_ground/shard.h"
 #include "1_ground/spi.h"
 #include "3_frame/lowmark.h"
@@ -125,7 +126,7 @@ LowMarkCheckTop(int64 home, Snapshot s, int64 *top)
 		memset(&low_mark, 0, sizeof(low_mark));
 		low_mark.relid = relid;
 	}
-	low_mark.checked_in = MyProc->lxid;
+	low_mark.checked_in = BookingLocalXid(MyProc);
 }
 
 /*
@@ -174,7 +175,7 @@ BookingNumberedBelow(int64 home)
 	if (!LowMarkUsable(home))
 		return 0;
 	/* once per transaction: a restart's TRUNCATE waits for this one */
-	if (low_mark.checked_in != MyProc->lxid)
+	if (low_mark.checked_in != BookingLocalXid(MyProc))
 		LowMarkCheckTop(home, InvalidSnapshot, &top);
 	return low_mark.mark;
 }
