@@ -37,13 +37,6 @@
 #define GetNumberFromPGProc(proc) ((proc)->pgprocno)
 #endif
 
-/* 17: a PGPROC's local transaction id moved into its virtual xid */
-#if PG_VERSION_NUM < 170000
-#define BookingLocalXid(proc) ((proc)->lxid)
-#else
-#define BookingLocalXid(proc) ((proc)->vxid.lxid)
-#endif
-
 /*
  * 18: RelationGetPrimaryKeyIndex() says whether a deferrable primary key
  * will do (ours is not deferrable), index_beginscan() takes the scan's

@@ -12,15 +12,14 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_sequence.h"
 #include "catalog/pg_type.h"
-#include "storage/proc.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "booking.h"
-#include "1_ground/compat.h"
 #include "1_ground/shard.h"
 #include "1_ground/spi.h"
 #include "3_frame/lowmark.h"
@@ -63,7 +62,8 @@ typedef struct LowMark
 	FullTransactionId ripe_at;	/* its snapshot's xmax */
 	int64		pending;		/* a mark this transaction earned; 0: none */
 	int			pending_level;	/* the nesting level that earned it */
-	LocalTransactionId checked_in;	/* the transaction that last read the top */
+	Oid			relfile;		/* its relfilenode and its sequence's: a */
+	Oid			seqfile;		/* TRUNCATE or a RESTART makes new ones */
 } LowMark;
 
 static LowMark low_mark;
@@ -102,9 +102,9 @@ FullXidOf(TransactionId xid)
 }
 
 /*
- * Sets *top to the highest id of home that s (or the latest snapshot) shows,
- * and forgets the mark if ids went backward (the table emptied and the
- * sequence restarted).
+ * Sets *top to the highest id of home that s shows, and forgets the mark if
+ * ids went backward (a setval() below it; a TRUNCATE or RESTART is caught
+ * by LowMarkUsable, also once the new ids have passed the old mark).
  */
 static void
 LowMarkCheckTop(int64 home, Snapshot s, int64 *top)
@@ -112,10 +112,7 @@ LowMarkCheckTop(int64 home, Snapshot s, int64 *top)
 	Datum		values[1] = {Int64GetDatum(home)};
 	bool		isnull;
 
-	if (s != InvalidSnapshot)
-		(void) BookingExecuteWith(&last_id_plan, values, NULL, s, 1);
-	else
-		(void) BookingExecute(&last_id_plan, values, NULL, true, 1);
+	(void) BookingExecuteWith(&last_id_plan, values, NULL, s, 1);
 	*top = BookingGetInt64(0, 1, &isnull);
 	if (isnull)
 		*top = 0;
@@ -126,13 +123,28 @@ LowMarkCheckTop(int64 home, Snapshot s, int64 *top)
 		memset(&low_mark, 0, sizeof(low_mark));
 		low_mark.relid = relid;
 	}
-	low_mark.checked_in = BookingLocalXid(MyProc);
+}
+
+/* a relation's relfilenode, InvalidOid if it is gone */
+static Oid
+RelfileOf(Oid relid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			relfile = InvalidOid;
+
+	if (HeapTupleIsValid(tuple))
+	{
+		relfile = ((Form_pg_class) GETSTRUCT(tuple))->relfilenode;
+		ReleaseSysCache(tuple);
+	}
+	return relfile;
 }
 
 /*
  * Whether home can have a mark: one server, and ids handed out in order
  * (a sequence with a cache hands out ranges).  Forgets a mark learned on
- * another events table, or before the sequence changed.
+ * another events table, or before a TRUNCATE of it or a RESTART of its
+ * sequence (each gives the relation a new relfilenode).
  */
 static bool
 LowMarkUsable(int64 home)
@@ -142,6 +154,8 @@ LowMarkUsable(int64 home)
 	Oid			seqid;
 	HeapTuple	tuple;
 	bool		in_order = false;
+	Oid			relfile;
+	Oid			seqfile;
 
 	if (BookingDistributed() || home != 0)
 		return false;
@@ -155,12 +169,21 @@ LowMarkUsable(int64 home)
 			!((Form_pg_sequence) GETSTRUCT(tuple))->seqcycle;
 		ReleaseSysCache(tuple);
 	}
-	if (!in_order || !OidIsValid(relid) || low_mark.relid != relid)
+	if (!in_order || !OidIsValid(relid))
 	{
 		memset(&low_mark, 0, sizeof(low_mark));
-		low_mark.relid = in_order ? relid : InvalidOid;
+		return false;
 	}
-	return in_order && OidIsValid(relid);
+	relfile = RelfileOf(relid);
+	seqfile = RelfileOf(seqid);
+	if (low_mark.relid != relid || low_mark.relfile != relfile || low_mark.seqfile != seqfile)
+	{
+		memset(&low_mark, 0, sizeof(low_mark));
+		low_mark.relid = relid;
+		low_mark.relfile = relfile;
+		low_mark.seqfile = seqfile;
+	}
+	return true;
 }
 
 /*
@@ -170,14 +193,7 @@ LowMarkUsable(int64 home)
 int64
 BookingNumberedBelow(int64 home)
 {
-	int64		top;
-
-	if (!LowMarkUsable(home))
-		return 0;
-	/* once per transaction: a restart's TRUNCATE waits for this one */
-	if (low_mark.checked_in != BookingLocalXid(MyProc))
-		LowMarkCheckTop(home, InvalidSnapshot, &top);
-	return low_mark.mark;
+	return LowMarkUsable(home) ? low_mark.mark : 0;
 }
 
 /*
