@@ -214,36 +214,43 @@ BookingHoldSequencer(int64 home)
 }
 
 /*
- * While another relay numbers, this one's mark still moves: a look from
- * the mark for the first unnumbered event (one that a numbering in
- * progress writes counts as unnumbered until it commits) earns what is
- * below it, as a numbering of nothing would.  Without it a relay that
- * seldom gets the sequencer kept its mark, and so its claims' floor
- * (claims.c), at the start.
+ * The committed unnumbered rows of home from this backend's mark (lowmark.c),
+ * up to batch, in SPI_tuptable; returns how many.  With number the caller
+ * numbers them all, and the mark may pass the last.  Without, it is a look
+ * while another relay numbers, so that this one's mark still moves: it
+ * earns what is below the first row found (a row that a numbering in
+ * progress writes counts as unnumbered until it commits).  Without looks a
+ * relay that seldom got the sequencer kept its mark, and so its claims'
+ * floor (claims.c), at the start.
  */
-static void
-LowMarkLook(int64 home)
+static int
+FreshRows(int64 home, int32 batch, bool number)
 {
+	Datum		values[3] = {Int64GetDatum(home), Int32GetDatum(batch), Int64GetDatum(0)};
 	Snapshot	snapshot;
 	int64		mark;
 	int64		top = 0;
-	int			n;
-	Datum		values[3];
+	int64		last = 0;
+	int			n = 0;
 
 	if (BookingDistributed())
-		return;
+		return number ? BookingExecute(&fresh_plan, values, NULL, false, 0) : 0;
+	/* one snapshot for the look and the mark */
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	mark = BookingLowMarkOf(home, snapshot, &top);
+	if (number || mark > 0)
+	{
+		values[2] = Int64GetDatum(mark);
+		n = BookingExecuteWith(&fresh_plan, values, NULL, snapshot, 0);
+	}
 	if (mark > 0)
 	{
-		values[0] = Int64GetDatum(home);
-		values[1] = Int32GetDatum(1);
-		values[2] = Int64GetDatum(mark);
-		n = BookingExecuteWith(&fresh_plan, values, NULL, snapshot, 1);
-		/* as a batch of one that stops short of the first it found */
-		BookingLowMarkAfter(snapshot, mark, top, n, 1, n > 0 ? BookingGetInt64(0, 1, NULL) - 1 : 0);
+		if (n > 0)
+			last = number ? BookingGetInt64(n - 1, 1, NULL) : BookingGetInt64(0, 1, NULL) - 1;
+		BookingLowMarkAfter(snapshot, mark, top, n, batch, last);
 	}
 	UnregisterSnapshot(snapshot);
+	return n;
 }
 
 /* an unnumbered row of a batch */
@@ -281,10 +288,6 @@ BookingNumberEvents(int64 home, int32 batch)
 	int			nknown;
 	int			k;
 	FreshRow   *rows;
-	Snapshot	snapshot;
-	int64		mark;
-	int64		top = 0;
-	int64		last = 0;
 	Datum	   *resources;
 	Datum	   *seqs;
 	Datum	   *ids;
@@ -297,27 +300,11 @@ BookingNumberEvents(int64 home, int32 batch)
 		if (!MakeSequencer(home) ||
 			BookingExecute(&lock_sequencer_plan, values, NULL, false, 1) == 0)
 		{
-			LowMarkLook(home);
+			(void) FreshRows(home, 1, false);
 			return 0;
 		}
 	}
-	values[1] = Int32GetDatum(batch);
-	values[2] = Int64GetDatum(0);
-	if (BookingDistributed())
-		n = BookingExecute(&fresh_plan, values, NULL, false, 0);
-	else
-	{
-		/* one snapshot for the look and the mark (LowMark) */
-		snapshot = RegisterSnapshot(GetTransactionSnapshot());
-		mark = BookingLowMarkOf(home, snapshot, &top);
-		values[2] = Int64GetDatum(mark);
-		n = BookingExecuteWith(&fresh_plan, values, NULL, snapshot, 0);
-		if (mark > 0 && n > 0)
-			last = BookingGetInt64(n - 1, 1, NULL);
-		if (mark > 0)
-			BookingLowMarkAfter(snapshot, mark, top, n, batch, last);
-		UnregisterSnapshot(snapshot);
-	}
+	n = FreshRows(home, batch, true);
 	if (n == 0)
 		return 0;
 	rows = palloc(sizeof(FreshRow) * n);
