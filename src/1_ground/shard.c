@@ -23,10 +23,15 @@
  *	  Layer 1, the ground: every statement of every layer filters on the
  *	  home of the rows it touches, on one server as on Citus.  Routing a
  *	  call to the node of its home is 5_scaleout's.  Takes no locks of its
- *	  own beyond catalog reads, and the share lock of BookingAwaitShardMove.
+ *	  own beyond catalog reads, the share lock of BookingAwaitShardMove, and
+ *	  the same lock held to the end of the transaction by BookingHoldShard.
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
@@ -264,6 +269,19 @@ BookingHome(int64 id)
 	return shard_map.rep[k];
 }
 
+/* The shard id of table's shard for home, or 0 when nothing is distributed. */
+int64
+BookingShardId(BookingTable table, int64 home)
+{
+	int			k;
+
+	LoadShardMap();
+	if (!shard_map.distributed)
+		return 0;
+	k = ShardOfHash(HashInt8(home));
+	return k < 0 ? 0 : shard_map.shardid[table][k];
+}
+
 /* Every home: {0}, or one per shard. */
 int
 BookingAllHomes(int64 **homes)
@@ -358,8 +376,95 @@ BookingAwaitShardMove(int64 home)
 }
 
 /*
+ * The group of the node that holds shardid, as committed now (a catalog
+ * snapshot, not the statement's), or -1.  Citus keeps one placement of each
+ * of our shards; a move replaces it at its switch over.
+ */
+static int32
+PlacementGroup(int64 shardid)
+{
+	Oid			relid = get_relname_relid("pg_dist_placement", PG_CATALOG_NAMESPACE);
+	Oid			indexid = get_relname_relid("pg_dist_placement_shardid_index", PG_CATALOG_NAMESPACE);
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	AttrNumber	shard_att;
+	AttrNumber	group_att;
+	int32		group = -1;
+
+	if (!OidIsValid(relid))
+		return -1;
+	rel = table_open(relid, AccessShareLock);
+	shard_att = get_attnum(relid, "shardid");
+	group_att = get_attnum(relid, "groupid");
+	if (shard_att == InvalidAttrNumber || group_att == InvalidAttrNumber)
+		elog(ERROR, "pg_catalog.pg_dist_placement has no shardid or groupid");
+	ScanKeyInit(&key, shard_att, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(shardid));
+	scan = systable_beginscan(rel, indexid, OidIsValid(indexid), NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tuple, group_att, RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			group = DatumGetInt32(d);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return group;
+}
+
+/* this node's table of shard k of table, or InvalidOid */
+static Oid
+ShardTableHere(BookingTable table, int k)
+{
+	char		name[NAMEDATALEN];
+
+	snprintf(name, sizeof(name), "%s_" INT64_FORMAT, BookingTableName(table),
+			 shard_map.shardid[table][k]);
+	return get_relname_relid(name, get_namespace_oid("booking", false));
+}
+
+/*
+ * Before a call's twin works on home's shards on this node: holds, to the
+ * end of the transaction, the share lock Citus's own writes take on the
+ * metadata of those co-located shards, so that no move switches them over
+ * while the call runs; then tells whether the call may run here.  It may
+ * not when a table of the shard is here but the shard is held by another
+ * node: the shard moved away (its old table waits for Citus's cleanup) or
+ * is being copied here.  A node with no table of the shard (a call Citus
+ * did not send on) may: Citus routes its statements.
+ */
+bool
+BookingHoldShard(int64 home)
+{
+	LOCKTAG		tag;
+	int			k;
+
+	LoadShardMap();
+	if (!shard_map.distributed)
+		return true;
+	k = ShardOfHash(HashInt8(home));
+	if (k < 0)
+		return true;
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) k, shard_map.colocation, 8);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+	/* a move that ended while we waited changed the metadata */
+	AcceptInvalidationMessages();
+	LoadShardMap();
+	if (!shard_map.distributed || k >= shard_map.nshards)
+		return true;
+	if (PlacementGroup(shard_map.shardid[BOOKING_TABLE_RESOURCES][k]) == shard_map.group)
+		return true;
+	return !OidIsValid(ShardTableHere(BOOKING_TABLE_RESOURCES, k));
+}
+
+/*
  * The local shard of one of the tables for home, or InvalidOid when this
- * node does not hold it (or nothing is distributed).
+ * node does not hold it (or nothing is distributed).  A table of a shard
+ * that moved away, kept until Citus's cleanup, is not held.
  */
 Oid
 BookingLocalShard(BookingTable table, int64 home)
@@ -374,15 +479,13 @@ BookingLocalShard(BookingTable table, int64 home)
 		return InvalidOid;
 	if (shard_map.localrel[table][k] == 0)
 	{
-		char		name[NAMEDATALEN];
-		Oid			relid;
+		Oid			relid = ShardTableHere(table, k);
 
-		snprintf(name, sizeof(name), "%s_" INT64_FORMAT, BookingTableName(table),
-				 shard_map.shardid[table][k]);
-		relid = get_relname_relid(name, get_namespace_oid("booking", false));
-		shard_map.localrel[table][k] = OidIsValid(relid) ? relid : InvalidOid;
-		if (!OidIsValid(relid))
-			return InvalidOid;	/* do not cache: a shard may move here */
+		/* do not cache a miss: a shard may move here */
+		if (!OidIsValid(relid) ||
+			PlacementGroup(shard_map.shardid[table][k]) != shard_map.group)
+			return InvalidOid;
+		shard_map.localrel[table][k] = relid;
 	}
 	return shard_map.localrel[table][k];
 }

@@ -13,10 +13,12 @@
 extern void BookingShardInit(void);
 extern uint64 BookingShardMapGeneration(void);
 extern void BookingAwaitShardMove(int64 home);
+extern bool BookingHoldShard(int64 home);
 extern bool BookingDistributed(void);
 extern int64 BookingHome(int64 id);
 extern int	BookingAllHomes(int64 **homes);
 extern int64 BookingNewId(const char *seq, int64 home);
 extern Oid	BookingLocalShard(BookingTable table, int64 home);
+extern int64 BookingShardId(BookingTable table, int64 home);
 
 #endif							/* BOOKING_SHARD_H */

@@ -144,6 +144,28 @@ RequireInternalCaller(FunctionCallInfo fcinfo)
 }
 
 /*
+ * A twin's call, on the node Citus sent it to.  Citus sent it by the shard
+ * map it had when the call was planned; a shard move may have switched the
+ * shard over to another node since, or be about to.  So the call first
+ * holds the shard's metadata lock here, as Citus's own writes do, which
+ * keeps any move from switching over until this transaction ends, and then
+ * finds whether the shard is still held here.  When it moved away the call
+ * answers retry, having written nothing, and the next call goes to the
+ * shard's new node; a call never writes into the table a move left behind.
+ */
+static Datum
+RunTwinBody(FunctionCallInfo fcinfo, PGFunction fn, int64 home)
+{
+	BookingResult res;
+
+	if (BookingHoldShard(home))
+		return fn(fcinfo);
+	BookingSetMoved(&res, RoutingId(fcinfo));
+	fcinfo->isnull = false;
+	return BookingResultDatum(fcinfo, &res);
+}
+
+/*
  * The entry of a twin: the call, run here.  Its last argument is the home
  * the caller computed; it must be the home of the call's first argument, so
  * that a direct call of a twin cannot write rows into the wrong shard.
@@ -172,7 +194,7 @@ BookingRunOnShard(FunctionCallInfo fcinfo, PGFunction fn)
 	in_shard_call = true;
 	PG_TRY();
 	{
-		result = fn(fcinfo);
+		result = RunTwinBody(fcinfo, fn, home);
 	}
 	PG_FINALLY();
 	{
