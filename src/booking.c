@@ -21,6 +21,7 @@
 #include "3_frame/numbering.h"
 #include "3_frame/once.h"
 #include "4_inventory/line.h"
+#include "5_scaleout/direct.h"
 #include "6_calls/consumers.h"
 #include "7_worker/worker.h"
 
@@ -53,5 +54,6 @@ _PG_init(void)
 	BookingLineInit();
 	BookingWorkerInit();
 	BookingStatsInit();
+	BookingDirectInit();
 	MarkGUCPrefixReserved("booking");
 }

@@ -416,6 +416,66 @@ PlacementGroup(int64 shardid)
 	return group;
 }
 
+/*
+ * The host name and port of the node that holds home's shards, as
+ * committed now; false when nothing is distributed, the shards are on this
+ * node, or Citus's catalogs name no node for them.
+ */
+bool
+BookingShardNode(int64 home, char **nodename, int32 *nodeport)
+{
+	Oid			relid;
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	AttrNumber	group_att;
+	AttrNumber	name_att;
+	AttrNumber	port_att;
+	int32		group;
+	int			k;
+	bool		found = false;
+
+	LoadShardMap();
+	if (!shard_map.distributed)
+		return false;
+	k = ShardOfHash(HashInt8(home));
+	if (k < 0)
+		return false;
+	group = PlacementGroup(shard_map.shardid[BOOKING_TABLE_RESOURCES][k]);
+	if (group < 0 || group == shard_map.group)
+		return false;
+	relid = get_relname_relid("pg_dist_node", PG_CATALOG_NAMESPACE);
+	if (!OidIsValid(relid))
+		return false;
+	group_att = get_attnum(relid, "groupid");
+	name_att = get_attnum(relid, "nodename");
+	port_att = get_attnum(relid, "nodeport");
+	if (group_att == InvalidAttrNumber || name_att == InvalidAttrNumber || port_att == InvalidAttrNumber)
+		elog(ERROR, "pg_catalog.pg_dist_node has no groupid, nodename or nodeport");
+	/* a handful of rows, one per node: no index needed */
+	rel = table_open(relid, AccessShareLock);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	while (!found && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+		bool		null_group,
+					null_name,
+					null_port;
+		Datum		g = heap_getattr(tuple, group_att, desc, &null_group);
+		Datum		n = heap_getattr(tuple, name_att, desc, &null_name);
+		Datum		p = heap_getattr(tuple, port_att, desc, &null_port);
+
+		if (null_group || null_name || null_port || DatumGetInt32(g) != group)
+			continue;
+		*nodename = TextDatumGetCString(n);
+		*nodeport = DatumGetInt32(p);
+		found = true;
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
 /* this node's table of shard k of table, or InvalidOid */
 static Oid
 ShardTableHere(BookingTable table, int k)

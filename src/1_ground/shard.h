@@ -14,6 +14,7 @@ extern void BookingShardInit(void);
 extern uint64 BookingShardMapGeneration(void);
 extern void BookingAwaitShardMove(int64 home);
 extern bool BookingHoldShard(int64 home);
+extern bool BookingShardNode(int64 home, char **nodename, int32 *nodeport);
 extern bool BookingDistributed(void);
 extern int64 BookingHome(int64 id);
 extern int	BookingAllHomes(int64 **homes);

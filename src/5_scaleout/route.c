@@ -15,6 +15,9 @@
  *	  into "busy".  A call delegated straight to a node that is down fails in
  *	  Citus before any code of ours runs; this costs a subtransaction and a
  *	  planning of the twin's call on the coordinator (docs/scale-out.md).
+ *	  A call that is a statement of its own takes the direct route instead
+ *	  (direct.c): the node is asked whether it answers, and the twin's call
+ *	  goes there with no transaction block.
  *
  *	  On one server nothing here runs: BookingForwarding() is false.
  *
@@ -46,6 +49,7 @@
 #include "1_ground/stats.h"
 #include "2_locks/lock.h"
 #include "3_frame/once.h"
+#include "5_scaleout/direct.h"
 #include "5_scaleout/remote.h"
 #include "5_scaleout/route.h"
 
@@ -158,6 +162,7 @@ RunTwinBody(FunctionCallInfo fcinfo, PGFunction fn, int64 home)
 {
 	BookingResult res;
 
+	BookingJoinDistributedTransaction();
 	if (BookingHoldShard(home))
 		return fn(fcinfo);
 	BookingSetMoved(&res, RoutingId(fcinfo));
@@ -357,24 +362,38 @@ BookingForward(FunctionCallInfo fcinfo, const char *twin, int64 home, int64 reso
 	/* counted here as the client saw it; a twin run in this backend is not counted again */
 	BookingStatsBegin(fcinfo, &sc);
 	SPI_connect();
-	switch (BookingRunGuardedRemote(RunForward, &fa, &home, 1))
+	if (BookingDirectRoute(fcinfo))
 	{
-		case BOOKING_GUARD_DONE:
-			break;
-		case BOOKING_GUARD_UNREACHABLE:
+		/* the direct route (direct.c): two round trips instead of four */
+		if (BookingNodeAnswers(home))
+		{
+			int			nestlevel = BookingPushDirect();
+
+			RunForward(&fa);
+			BookingPopDirect(nestlevel);
+		}
+		else
 			BookingSetUnreachable(&res, resource);
-			break;
-		case BOOKING_GUARD_MOVED:
-			BookingSetMoved(&res, resource);
-			break;
-		case BOOKING_GUARD_BUSY:
-			BookingSetLockOutcome(&res, BOOKING_LOCK_BUSY, resource, 0);
-			break;
-		case BOOKING_GUARD_RETRY:
-		case BOOKING_GUARD_OVERLAP:
-			BookingSetLockOutcome(&res, BOOKING_LOCK_RETRY, resource, 0);
-			break;
 	}
+	else
+		switch (BookingRunGuardedRemote(RunForward, &fa, &home, 1))
+		{
+			case BOOKING_GUARD_DONE:
+				break;
+			case BOOKING_GUARD_UNREACHABLE:
+				BookingSetUnreachable(&res, resource);
+				break;
+			case BOOKING_GUARD_MOVED:
+				BookingSetMoved(&res, resource);
+				break;
+			case BOOKING_GUARD_BUSY:
+				BookingSetLockOutcome(&res, BOOKING_LOCK_BUSY, resource, 0);
+				break;
+			case BOOKING_GUARD_RETRY:
+			case BOOKING_GUARD_OVERLAP:
+				BookingSetLockOutcome(&res, BOOKING_LOCK_RETRY, resource, 0);
+				break;
+		}
 	SPI_finish();
 	BookingStatsEnd(&sc, res.code);
 	if (res.code == BOOKING_RETRY)

@@ -53,12 +53,20 @@ stats_calls() {
 		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$CITUS_DB') AND $MAINTENANCE"
 }
 # NODE: calls of statements on NODE that are neither booking's nor
-# transaction control
+# transaction control nor the direct route's check that the node answers
+# (citus_check_connection_to_node sends SELECT 1)
 stats_other() {
 	npsql "$1" -At -d postgres -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements
 		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$CITUS_DB') AND $MAINTENANCE
 		  AND query !~ '^(BEGIN|SAVEPOINT|RELEASE SAVEPOINT|COMMIT|SELECT assign_distributed_transaction_id)'
+		  AND query !~ '^SELECT [$]1$'
 		  AND query !~ 'booking[.]'"
+}
+# NODE: calls of transaction control on NODE: none on the direct route
+stats_block() {
+	npsql "$1" -At -d postgres -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements
+		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$CITUS_DB') AND $MAINTENANCE
+		  AND query ~ '^(BEGIN|SAVEPOINT|RELEASE SAVEPOINT|COMMIT)'"
 }
 stats_booking() {
 	npsql "$1" -At -d postgres -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements
@@ -95,12 +103,13 @@ one_trip() {
 	n_extra=$(stats_other "$node")
 	n_other=$(stats_calls "$other")
 	n_inter=$(stats_intermediate "$node")
+	n_block=$(stats_block "$node")
 	text=$(stats_text "$node")
 	echo "# $label -> $(head -c 60 "$CITUS_TMP/call.out" | tr '\n' ' '); on $node: ${text:-nothing}"
-	if [ "$n_home" = 1 ] && [ "$n_extra" = 0 ] && [ "$n_other" = 0 ] && [ "$n_inter" = 0 ]; then
-		pass "$label: one booking statement on $node (which holds the shard), none on $other, no intermediate result"
+	if [ "$n_home" = 1 ] && [ "$n_extra" = 0 ] && [ "$n_other" = 0 ] && [ "$n_inter" = 0 ] && [ "$n_block" = 0 ]; then
+		pass "$label: one booking statement on $node (which holds the shard) and no transaction block, none on $other, no intermediate result"
 	else
-		fail "$label: one booking statement on $node (which holds the shard), none on $other, no intermediate result (got $n_home booking and $n_extra other on $node, $n_other on $other, $n_inter reading an intermediate result)"
+		fail "$label: one booking statement on $node (which holds the shard) and no transaction block, none on $other, no intermediate result (got $n_home booking, $n_block transaction control and $n_extra other on $node, $n_other on $other, $n_inter reading an intermediate result)"
 		[ "$n_other" != 0 ] && echo "#   on $other: $(stats_text "$other")"
 		[ "$n_inter" != 0 ] && echo "#   intermediate: $(npsql "$node" -At -d postgres -c "SELECT string_agg(DISTINCT left(regexp_replace(query, '\s+', ' ', 'g'), 90), ' / ') FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$CITUS_DB') AND query ~ 'read_intermediate_result'")"
 	fi
@@ -141,7 +150,7 @@ one_trip "reserve_stay on w2" "$room2" "SELECT code FROM booking.reserve_stay($r
 one_trip "free_slots" "$room1" "SELECT count(*) FROM booking.free_slots($room1, tstzrange('2030-07-01', '2030-08-01'), '1 day')"
 one_trip "reserve_stay_any" "$pool" "SELECT code FROM booking.reserve_stay_any($pool, 'eve', $stay)"
 one_trip "extend_hold (a booking on w1)" "$seat1" "SELECT code FROM booking.extend_hold($held, '10 minutes')"
-one_trip "extend_hold_until (a booking on w2)" "$room2" "SELECT code FROM booking.extend_hold_until($held2, clock_timestamp() + interval '2 hours')"
+one_trip "extend_hold_until (a booking on w2)" "$room2" "SELECT code FROM booking.extend_hold_until($held2, now() + interval '2 hours')"
 one_trip "confirm (a booking on w1)" "$seat1" "SELECT code FROM booking.confirm($held)"
 one_trip "cancel (a booking on w1)" "$seat1" "SELECT code FROM booking.cancel($held)"
 one_trip "cancel (a booking on w2)" "$room2" "SELECT code FROM booking.cancel($held2)"
@@ -172,6 +181,49 @@ one_trip "reserve_slot on w1" "$slots1" "SELECT code FROM booking.reserve_slot($
 one_trip "slots_left on w1" "$slots1" "SELECT count(*) FROM booking.slots_left($slots1, tstzrange('2030-12-01', '2030-12-02'))"
 slot_id=$(q "SELECT id FROM booking.bookings WHERE guest = 'jo'")
 one_trip "move_stay of a slot booking on w1" "$slots1" "SELECT code FROM booking.move_stay($slot_id, tstzrange('2030-12-01 19:00+00', '2030-12-01 21:00+00'))"
+
+# (0.9.0) The route a call takes: a call that is a statement of its own goes
+# to its node directly (no transaction block there); anything else keeps
+# the guard's subtransaction, whose SAVEPOINT the node sees, so that the
+# statement or transaction stays all or nothing
+# route_of RESOURCE SQL: direct, guarded, other or error
+route_of() {
+	local node
+	node=$(worker_of "$1")
+	stats_reset
+	q "$2" >"$CITUS_TMP/route.out" 2>&1 || { echo error; sed 's/^/#   /' "$CITUS_TMP/route.out" >&2; return; }
+	npsql "$node" -At -d postgres -c "SELECT CASE WHEN count(*) = 0 THEN 'direct'
+		WHEN count(*) FILTER (WHERE query ~ '^SAVEPOINT') > 0 THEN 'guarded' ELSE 'other' END
+		FROM pg_stat_statements
+		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$CITUS_DB') AND $MAINTENANCE
+		  AND query ~ '^(BEGIN|SAVEPOINT|RELEASE SAVEPOINT|COMMIT)'"
+}
+check_eq "route: SELECT ... FROM reserve_seat(...) alone is direct" \
+	"$(route_of "$seat1" "SELECT code FROM booking.reserve_seat($seat1, 'route', 1)")" direct
+check_eq "route: SELECT reserve_seat(...) alone, a stable argument, is direct" \
+	"$(route_of "$seat1" "SELECT booking.reserve_seat($seat1, 'route ' || now()::date, 1)")" direct
+check_eq "route: SELECT (reserve_seat(...)).* alone is direct" \
+	"$(route_of "$seat1" "SELECT (booking.reserve_seat($seat1, 'route fields', 1)).*")" direct
+check "route: ... and books one seat" \
+	"SELECT count(*) FROM booking.bookings WHERE resource_id = $seat1 AND guest = 'route fields'" 1
+check_eq "route: with booking.direct_route off, guarded" \
+	"$(PGOPTIONS='-c booking.direct_route=off' route_of "$seat1" "SELECT code FROM booking.reserve_seat($seat1, 'route', 1)")" guarded
+check_eq "route: in a transaction block, guarded" \
+	"$(route_of "$seat1" "BEGIN; SELECT code FROM booking.reserve_seat($seat1, 'route', 1); COMMIT")" guarded
+check_eq "route: a volatile argument, guarded" \
+	"$(route_of "$seat1" "SELECT code FROM booking.reserve_seat($seat1, 'route ' || random(), 1)")" guarded
+check_eq "route: a volatile output beside the call, guarded" \
+	"$(route_of "$seat1" "SELECT code, random() FROM booking.reserve_seat($seat1, 'route', 1)")" guarded
+check_eq "route: two calls in one statement, guarded" \
+	"$(route_of "$seat1" "SELECT (SELECT code FROM booking.reserve_seat($seat1, 'route', 1)), (SELECT code FROM booking.reserve_seat($seat1, 'route', 1))")" guarded
+check_eq "route: the same call written twice, guarded" \
+	"$(route_of "$seat1" "SELECT booking.reserve_seat($seat1, 'route', 1), booking.reserve_seat($seat1, 'route', 1)")" guarded
+check_eq "route: from a DO block, guarded" \
+	"$(route_of "$seat1" "DO \$\$ BEGIN PERFORM booking.reserve_seat($seat1, 'route', 1); END \$\$")" guarded
+# all or nothing: the second call fails, and the first is not kept
+q "SELECT booking.reserve_seat($seat1, 'all or nothing', 1), booking.reserve_seat($seat1, 'all or nothing', 0)" >/dev/null 2>&1
+check "route: a statement whose second call fails keeps nothing of the first" \
+	"SELECT count(*) FROM booking.bookings WHERE resource_id = $seat1 AND guest = 'all or nothing'" 0
 home_s=$(q "SELECT home FROM booking.resources WHERE id = $slots1")
 check "the slot booking on w1: 3 units, moved, in the resource's home (its shard)" \
 	"SELECT quantity || ' ' || lower(during) || ' ' || (home = $home_s) FROM booking.bookings WHERE guest = 'jo'" \

@@ -79,6 +79,11 @@ else
 	out=$(qn w2 "SELECT code FROM booking.reserve_seat($seat1, 'from w2', 1)" 2>&1)
 	if [ "$out" = busy ]; then pass "while w1 is down, reserve_seat made on w2 for w1's seat answers busy"
 	else fail "while w1 is down, reserve_seat made on w2 for w1's seat answers busy (got: $out)"; fi
+	# (0.9.0) a call that is a statement of its own takes the direct route,
+	# which asks the node first: busy too, with no warning or error shown
+	out=$(q "SELECT code FROM booking.reserve_seat($seat1, 'direct', 1)" 2>&1)
+	if [ "$out" = busy ]; then pass "while w1 is down, reserve_seat alone on the coordinator (the direct route) answers busy, and only that"
+	else fail "while w1 is down, reserve_seat alone on the coordinator (the direct route) answers busy, and only that (got: $out)"; fi
 	sleep $((DOWN - 1))
 	t_start=$(q "SELECT clock_timestamp()")
 	if citus_node_start w1; then pass "w1 started again"; else fail "w1 started again"; fi
