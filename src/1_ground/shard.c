@@ -269,19 +269,6 @@ BookingHome(int64 id)
 	return shard_map.rep[k];
 }
 
-/* The shard id of table's shard for home, or 0 when nothing is distributed. */
-int64
-BookingShardId(BookingTable table, int64 home)
-{
-	int			k;
-
-	LoadShardMap();
-	if (!shard_map.distributed)
-		return 0;
-	k = ShardOfHash(HashInt8(home));
-	return k < 0 ? 0 : shard_map.shardid[table][k];
-}
-
 /* Every home: {0}, or one per shard. */
 int
 BookingAllHomes(int64 **homes)

@@ -20,6 +20,5 @@ extern int64 BookingHome(int64 id);
 extern int	BookingAllHomes(int64 **homes);
 extern int64 BookingNewId(const char *seq, int64 home);
 extern Oid	BookingLocalShard(BookingTable table, int64 home);
-extern int64 BookingShardId(BookingTable table, int64 home);
 
 #endif							/* BOOKING_SHARD_H */
