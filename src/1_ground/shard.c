@@ -335,14 +335,34 @@ BookingNewId(const char *seq, int64 home)
 }
 
 /*
- * Waits until no shard move holds the shard of home, so that what the move
- * changed in the metadata is visible here.  While Citus switches a shard
- * over to its new node it holds an exclusive lock on the metadata of the
- * co-located shards to the end of the move: for hash-distributed tables an
- * advisory lock of class 8 on (shard index, co-location id), Citus's
+ * Takes the share lock on the metadata of home's co-located shards that
+ * Citus's own writes take, and sets *tag and *k (the shard's index); false,
+ * taking nothing, when nothing is distributed.  While Citus switches a
+ * shard over to its new node it holds an exclusive lock on that metadata to
+ * the end of the move: for hash-distributed tables an advisory lock of
+ * class 8 on (shard index, co-location id), Citus's
  * SET_LOCKTAG_COLOCATED_SHARDS_METADATA_RESOURCE (class 4 on the shard id
- * is only for tables that are not co-located).  A share lock, as Citus's
- * own writes take, waits for it.
+ * is only for tables that are not co-located).  So the share lock waits
+ * for a move, and keeps one from switching over while it is held.
+ */
+static bool
+ShareShardMetadata(int64 home, LOCKTAG *tag, int *k)
+{
+	LoadShardMap();
+	if (!shard_map.distributed)
+		return false;
+	*k = ShardOfHash(HashInt8(home));
+	if (*k < 0)
+		return false;
+	/* shard_map is sorted by range: k is Citus's shard index */
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) *k, shard_map.colocation, 8);
+	(void) LockAcquire(tag, ShareLock, false, false);
+	return true;
+}
+
+/*
+ * Waits until no shard move holds the shard of home, so that what the move
+ * changed in the metadata is visible here.
  */
 void
 BookingAwaitShardMove(int64 home)
@@ -350,16 +370,8 @@ BookingAwaitShardMove(int64 home)
 	LOCKTAG		tag;
 	int			k;
 
-	LoadShardMap();
-	if (!shard_map.distributed)
-		return;
-	k = ShardOfHash(HashInt8(home));
-	if (k < 0)
-		return;
-	/* shard_map is sorted by range: k is Citus's shard index */
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) k, shard_map.colocation, 8);
-	(void) LockAcquire(&tag, ShareLock, false, false);
-	LockRelease(&tag, ShareLock, false);
+	if (ShareShardMetadata(home, &tag, &k))
+		LockRelease(&tag, ShareLock, false);
 }
 
 /*
@@ -490,15 +502,9 @@ BookingHoldShard(int64 home)
 	LOCKTAG		tag;
 	int			k;
 
-	LoadShardMap();
-	if (!shard_map.distributed)
+	if (!ShareShardMetadata(home, &tag, &k))
 		return true;
-	k = ShardOfHash(HashInt8(home));
-	if (k < 0)
-		return true;
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) k, shard_map.colocation, 8);
-	(void) LockAcquire(&tag, ShareLock, false, false);
-	/* a move that ended while we waited changed the metadata */
+	/* held to the end of the transaction; a move that ended while we waited changed the metadata */
 	AcceptInvalidationMessages();
 	LoadShardMap();
 	if (!shard_map.distributed || k >= shard_map.nshards)
