@@ -71,6 +71,9 @@ typedef struct ShardMap
 static ShardMap shard_map;
 static MemoryContext shard_context = NULL;
 
+/* the shard the running twin holds the metadata lock of, placed here (BookingHoldShard) */
+static int	held_shard = -1;
+
 /* counts the changes of Citus's metadata seen here (a shard move among them) */
 static uint64 shard_map_generation = 0;
 
@@ -502,6 +505,7 @@ BookingHoldShard(int64 home)
 	LOCKTAG		tag;
 	int			k;
 
+	held_shard = -1;
 	if (!ShareShardMetadata(home, &tag, &k))
 		return true;
 	/* held to the end of the transaction; a move that ended while we waited changed the metadata */
@@ -510,8 +514,42 @@ BookingHoldShard(int64 home)
 	if (!shard_map.distributed || k >= shard_map.nshards)
 		return true;
 	if (PlacementGroup(shard_map.shardid[BOOKING_TABLE_RESOURCES][k]) == shard_map.group)
+	{
+		held_shard = k;
 		return true;
+	}
 	return !OidIsValid(ShardTableHere(BOOKING_TABLE_RESOURCES, k));
+}
+
+/*
+ * The shard whose metadata lock BookingHoldShard took and found placed
+ * here, or -1; the twin that took it restores the one before when it ends.
+ */
+int
+BookingHeldShard(void)
+{
+	return held_shard;
+}
+
+void
+BookingSetHeldShard(int k)
+{
+	held_shard = k;
+}
+
+/*
+ * home's shard of table on this node while the running twin holds that
+ * shard (BookingHoldShard), or InvalidOid: statements may then go to the
+ * shard's table itself, since no move can switch it over before the
+ * transaction ends.
+ */
+Oid
+BookingHeldShardTable(BookingTable table, int64 home)
+{
+	LoadShardMap();
+	if (held_shard < 0 || !shard_map.distributed || ShardOfHash(HashInt8(home)) != held_shard)
+		return InvalidOid;
+	return BookingLocalShard(table, home);
 }
 
 /*

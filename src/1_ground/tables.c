@@ -24,6 +24,7 @@ static const char *const table_names[BOOKING_NUM_TABLES] = {
 	[BOOKING_TABLE_BOOKINGS] = "bookings",
 	[BOOKING_TABLE_STRIPES] = "resource_stripes",
 	[BOOKING_TABLE_KEYS] = "idempotency_keys",
+	[BOOKING_TABLE_EVENTS] = "events",
 };
 
 static Oid	table_oids[BOOKING_NUM_TABLES];

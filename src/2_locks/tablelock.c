@@ -54,6 +54,9 @@ BookingLockTables(int timeout_ms, bool with_keys)
 
 		if (i == BOOKING_TABLE_KEYS && !with_keys)
 			continue;
+		/* written only while a consumer exists, and then locked by its writer */
+		if (i == BOOKING_TABLE_EVENTS)
+			continue;
 		tw.relid = BookingTableOid((BookingTable) i);
 		if (ConditionalLockRelationOid(tw.relid, RowExclusiveLock))
 			continue;

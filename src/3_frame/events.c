@@ -63,6 +63,7 @@
 #include "1_ground/rowread.h"
 #include "1_ground/rowwrite.h"
 #include "1_ground/shard.h"
+#include "1_ground/shardplan.h"
 #include "1_ground/spi.h"
 #include "1_ground/tables.h"
 #include "3_frame/events.h"
@@ -498,7 +499,8 @@ EmitFrom(const char *kind, int64 home, int64 booking, const BookingOwnBooking *b
 	values[12] = CStringGetTextDatum(code);
 	values[13] = b->metadata;
 	nulls[13] = b->metadata_null ? 'n' : ' ';
-	(void) BookingExecute(&booking_event_plans[BookingDistributed() ? 1 : 0], values, nulls, false, 0);
+	(void) BookingExecuteOnShard(&booking_event_plans[BookingDistributed() ? 1 : 0], home,
+								 values, nulls, false, 0);
 	BookingNewsMark();
 }
 
@@ -582,6 +584,7 @@ BookingEmitResourceEvent(const char *kind, const BookingResource *r, const char 
 	values[2] = Int64GetDatum(r->id);
 	values[3] = CStringGetTextDatum(kind);
 	values[4] = CStringGetTextDatum(payload);
-	(void) BookingExecute(&resource_event_plans[BookingDistributed() ? 1 : 0], values, nulls, false, 0);
+	(void) BookingExecuteOnShard(&resource_event_plans[BookingDistributed() ? 1 : 0], r->home,
+								 values, nulls, false, 0);
 	BookingNewsMark();
 }

@@ -11,7 +11,9 @@
  *	  and removes for the transaction, and inserts from that file; on a
  *	  worker that is file system work on every sale.  So on Citus the seats
  *	  are taken by a statement of their own and the row is inserted from
- *	  VALUES, two statements Citus routes to the shard as they are.
+ *	  VALUES, two statements Citus routes to the shard as they are, unless
+ *	  the running twin holds the shard here: then the one statement runs on
+ *	  the shard's own tables (1_ground/shardplan.c).
  *
  *	  Layer 4, inventory.  Locks: none of its own; the take statement locks
  *	  what its caller's statement locks.
@@ -20,6 +22,7 @@
 
 #include "booking.h"
 #include "1_ground/shard.h"
+#include "1_ground/shardplan.h"
 #include "1_ground/spi.h"
 #include "4_inventory/seat_row.h"
 
@@ -43,8 +46,8 @@ static BookingPlan insert_plans[2][2] = {
 int64
 BookingSeatRowInsert(const Datum *row, const char *row_nulls, bool limited)
 {
-	if (BookingExecute(&insert_plans[limited ? 1 : 0][BookingDistributed() ? 1 : 0],
-					   (Datum *) row, row_nulls, false, 1) != 1)
+	if (BookingExecuteOnShard(&insert_plans[limited ? 1 : 0][BookingDistributed() ? 1 : 0],
+							  DatumGetInt64(row[6]), (Datum *) row, row_nulls, false, 1) != 1)
 		elog(ERROR, "the booking row was not written");
 	return BookingGetInt64(0, 1, NULL);
 }
@@ -60,9 +63,15 @@ bool
 BookingSeatTakeWithRow(BookingPlan *combined, BookingPlan *take,
 					   const Datum *values, const char *nulls, int64 *booking_id)
 {
-	if (!BookingDistributed())
+	int			n;
+
+	/* on one server, or on the shard's own tables here: the one statement ($8, the id, given) */
+	if (!BookingDistributed() ||
+		BookingTryOnShard(combined, DatumGetInt64(values[6]), (Datum *) values, nulls, false, 1, &n))
 	{
-		if (BookingExecute(combined, (Datum *) values, nulls, false, 1) != 1)
+		if (!BookingDistributed())
+			n = BookingExecute(combined, (Datum *) values, nulls, false, 1);
+		if (n != 1)
 			return false;
 		*booking_id = BookingGetInt64(0, 1, NULL);
 		return true;

@@ -30,6 +30,7 @@
 #include "1_ground/guard.h"
 #include "1_ground/result.h"
 #include "1_ground/shard.h"
+#include "1_ground/shardplan.h"
 #include "1_ground/spi.h"
 #include "2_locks/lock.h"
 #include "4_inventory/counter.h"
@@ -167,7 +168,8 @@ TakeNow(BookingSeatRequest *req)
 {
 	bool		isnull;
 
-	if (BookingExecute(&take_now_plan, req->row, req->row_nulls, false, 1) == 0)
+	if (BookingExecuteOnShard(&take_now_plan, DatumGetInt64(req->row[6]), req->row,
+							  req->row_nulls, false, 1) == 0)
 		return BOOKING_SEATS_ELSEWHERE;
 	(void) BookingGetInt32(0, 1, &isnull);
 	return isnull ? BOOKING_SEATS_SHORT : BOOKING_SEATS_TAKEN;

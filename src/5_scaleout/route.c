@@ -182,6 +182,7 @@ BookingRunOnShard(FunctionCallInfo fcinfo, PGFunction fn)
 	int64		home;
 	Datum		result;
 	bool		was_in_shard_call = in_shard_call;
+	int			was_held = BookingHeldShard();
 
 	RequireInternalCaller(fcinfo);
 	if (last < 1 || PG_ARGISNULL(last))
@@ -204,6 +205,7 @@ BookingRunOnShard(FunctionCallInfo fcinfo, PGFunction fn)
 	PG_FINALLY();
 	{
 		in_shard_call = was_in_shard_call;
+		BookingSetHeldShard(was_held);
 	}
 	PG_END_TRY();
 	return result;

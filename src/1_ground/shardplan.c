@@ -1,0 +1,271 @@
+/*
+ * shardplan.c
+ *	  A twin's statement run on its shard's own tables on this node, not
+ *	  through Citus.
+ *
+ *	  Every statement a twin makes on a distributed table goes through
+ *	  Citus's planner, which finds the shard, writes the shard's query out
+ *	  as text, and parses, analyzes and plans that text again to run it
+ *	  here: on a worker serving sales that was about as much CPU as the
+ *	  sale itself (perf, bench/scaleout.sh engine).  While the running twin
+ *	  holds its shard (shard.c, BookingHoldShard: no move can switch the
+ *	  shard over before the transaction ends), the few statements of the
+ *	  sale's path that ask for it here run instead on the shard's tables by
+ *	  name, from a plan kept per statement and shard, as on one server.
+ *
+ *	  Citus is told what its own local execution would have told it: that
+ *	  this transaction worked on a local shard, so that its later statements
+ *	  on local shards also run here and see what this one wrote, and, for a
+ *	  write, that a transaction that also writes on other nodes must commit
+ *	  with two phases.  When the transaction already reached this node's
+ *	  shards through a connection, the statement goes through Citus.
+ *
+ *	  Layer 1, the ground.  Takes no locks of its own beyond the
+ *	  statement's.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "booking.h"
+#include "1_ground/shard.h"
+#include "1_ground/shardplan.h"
+#include "1_ground/spi.h"
+#include "1_ground/tables.h"
+
+/*
+ * Citus 13's LocalExecutionStatus (local_executor.h): REQUIRED, OPTIONAL,
+ * DISABLED
+ */
+#define CITUS_LOCAL_EXECUTION_REQUIRED 0
+#define CITUS_LOCAL_EXECUTION_DISABLED 2
+
+typedef int (*CitusStatusFn) (void);
+typedef void (*CitusSetStatusFn) (int status);
+typedef void (*CitusVoidFn) (void);
+
+/* a statement on one shard's tables: bounded, a few statements times this node's shards */
+#define MAX_SHARD_PLANS 128
+
+typedef struct ShardPlanKey
+{
+	BookingPlan *plan;
+	int64		home;
+} ShardPlanKey;
+
+typedef struct ShardPlan
+{
+	ShardPlanKey key;
+	Oid			relids[BOOKING_NUM_TABLES]; /* the shard tables it was planned on */
+	SPIPlanPtr	plan;
+} ShardPlan;
+
+static HTAB *shard_plans = NULL;
+
+/* the table of booking.<name> (name of len bytes), or -1 */
+static int
+TableNamed(const char *name, size_t len)
+{
+	for (int t = 0; t < BOOKING_NUM_TABLES; t++)
+	{
+		const char *table = BookingTableName((BookingTable) t);
+
+		if (strlen(table) == len && strncmp(table, name, len) == 0)
+			return t;
+	}
+	return -1;
+}
+
+/*
+ * Walks the statement's "booking.<name>"s: with buf NULL marks the tables
+ * it names in used; with buf, writes the statement with each table's name
+ * replaced by its shard's (relids).
+ */
+static void
+WalkTables(const char *sql, bool *used, const Oid *relids, StringInfo buf)
+{
+	const char *p = sql;
+	const char *q;
+
+	while ((q = strstr(p, "booking.")) != NULL)
+	{
+		const char *name = q + strlen("booking.");
+		size_t		len = strspn(name, "abcdefghijklmnopqrstuvwxyz_0123456789");
+		int			t = TableNamed(name, len);
+
+		if (buf != NULL)
+		{
+			appendBinaryStringInfo(buf, p, name - p);
+			if (t >= 0)
+				appendStringInfoString(buf, quote_identifier(get_rel_name(relids[t])));
+			else
+				appendBinaryStringInfo(buf, name, len);
+		}
+		else if (t >= 0)
+			used[t] = true;
+		p = name + len;
+	}
+	if (buf != NULL)
+		appendStringInfoString(buf, p);
+}
+
+static void
+ForgetShardPlans(void)
+{
+	HASH_SEQ_STATUS seq;
+	ShardPlan  *entry;
+
+	hash_seq_init(&seq, shard_plans);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+		if (entry->plan != NULL)
+			SPI_freeplan(entry->plan);
+	hash_destroy(shard_plans);
+	shard_plans = NULL;
+}
+
+/*
+ * Tells Citus this transaction works on a local shard, as its local
+ * execution does; false when it already reached them through a connection.
+ */
+static bool
+TellCitus(bool writes)
+{
+	static bool looked = false;
+	static CitusStatusFn get_status = NULL;
+	static CitusSetStatusFn set_status = NULL;
+	static CitusVoidFn use_2pc = NULL;
+	const char *local;
+
+	if (!looked)
+	{
+		get_status = (CitusStatusFn) load_external_function("citus", "GetCurrentLocalExecutionStatus",
+															false, NULL);
+		set_status = (CitusSetStatusFn) load_external_function("citus", "SetLocalExecutionStatus",
+															   false, NULL);
+		use_2pc = (CitusVoidFn) load_external_function("citus", "Use2PCForCoordinatedTransaction",
+													   false, NULL);
+		looked = true;
+	}
+	if (get_status == NULL || set_status == NULL || use_2pc == NULL ||
+		get_status() == CITUS_LOCAL_EXECUTION_DISABLED)
+		return false;
+	/* a user who turned Citus's local execution off gets its connections */
+	local = GetConfigOption("citus.enable_local_execution", true, false);
+	if (local != NULL && strcmp(local, "on") != 0)
+		return false;
+	set_status(CITUS_LOCAL_EXECUTION_REQUIRED);
+	if (writes)
+		use_2pc();
+	return true;
+}
+
+/* plan's statement on home's shard tables here, or NULL: go through Citus */
+static SPIPlanPtr
+PlanOnShard(BookingPlan *plan, int64 home)
+{
+	ShardPlanKey key;
+	ShardPlan  *entry;
+	bool		used[BOOKING_NUM_TABLES] = {false};
+	Oid			relids[BOOKING_NUM_TABLES] = {InvalidOid};
+	bool		found;
+
+	WalkTables(plan->sql, used, NULL, NULL);
+	for (int t = 0; t < BOOKING_NUM_TABLES; t++)
+		if (used[t] && !OidIsValid(relids[t] = BookingHeldShardTable((BookingTable) t, home)))
+			return NULL;
+
+	if (shard_plans == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(ShardPlanKey);
+		ctl.entrysize = sizeof(ShardPlan);
+		ctl.hcxt = TopMemoryContext;
+		shard_plans = hash_create("booking shard plans", 64, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	memset(&key, 0, sizeof(key));
+	key.plan = plan;
+	key.home = home;
+	entry = hash_search(shard_plans, &key, HASH_FIND, NULL);
+	if (entry == NULL && hash_get_num_entries(shard_plans) >= MAX_SHARD_PLANS)
+		ForgetShardPlans();
+	if (entry == NULL)
+	{
+		if (shard_plans == NULL)
+			return PlanOnShard(plan, home);
+		entry = hash_search(shard_plans, &key, HASH_ENTER, &found);
+		entry->plan = NULL;
+	}
+	/* the shard moved away and back, or a table was dropped: plan again */
+	if (entry->plan != NULL &&
+		(memcmp(entry->relids, relids, sizeof(relids)) != 0 || !SPI_plan_is_valid(entry->plan)))
+	{
+		SPI_freeplan(entry->plan);
+		entry->plan = NULL;
+	}
+	if (entry->plan == NULL)
+	{
+		StringInfoData sql;
+		SPIPlanPtr	fresh;
+
+		for (int t = 0; t < BOOKING_NUM_TABLES; t++)
+			if (used[t] && get_rel_name(relids[t]) == NULL)
+				return NULL;
+		initStringInfo(&sql);
+		WalkTables(plan->sql, NULL, relids, &sql);
+		fresh = SPI_prepare_cursor(sql.data, plan->nargs, plan->argtypes, plan->cursor_options);
+		if (fresh == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
+				 sql.data, SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(fresh) != 0)
+			elog(ERROR, "SPI_keepplan failed");
+		pfree(sql.data);
+		entry->plan = fresh;
+		memcpy(entry->relids, relids, sizeof(relids));
+	}
+	return entry->plan;
+}
+
+/*
+ * Runs plan, whose rows all have home (every table it names is one of
+ * booking's distributed tables, filtered on or written with that home), on
+ * home's shard tables when the running twin holds that shard here: true,
+ * with the number of rows processed.  False, having run nothing, when it
+ * does not.
+ */
+bool
+BookingTryOnShard(BookingPlan *plan, int64 home, Datum *values, const char *nulls,
+				  bool read_only, long tcount, int *processed)
+{
+	SPIPlanPtr	shard_plan;
+	int			rc;
+
+	if (!BookingDistributed() || (shard_plan = PlanOnShard(plan, home)) == NULL ||
+		!TellCitus(!read_only))
+		return false;
+	rc = SPI_execute_plan(shard_plan, values, nulls, read_only, tcount);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan failed for \"%s\" on a shard: %s",
+			 plan->sql, SPI_result_code_string(rc));
+	*processed = (int) SPI_processed;
+	return true;
+}
+
+/* BookingTryOnShard, or else through Citus (BookingExecute) */
+int
+BookingExecuteOnShard(BookingPlan *plan, int64 home, Datum *values, const char *nulls,
+					  bool read_only, long tcount)
+{
+	int			processed;
+
+	if (BookingTryOnShard(plan, home, values, nulls, read_only, tcount, &processed))
+		return processed;
+	return BookingExecute(plan, values, nulls, read_only, tcount);
+}

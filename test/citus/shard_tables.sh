@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# shard_tables.sh: a twin that holds its shard on this node runs the sale's
+# writes on the shard's own tables, not through Citus's planner and local
+# executor (src/1_ground/shardplan.c), and tells Citus what its local
+# execution would have:
+#   - the seat sale's take and booking row, and its event, run on the
+#     shard's tables: with citus.log_local_commands on, Citus logs no local
+#     command of theirs (it logs every statement it runs locally);
+#   - the sale is right: ok, one booking, the counter moved by one, one event;
+#   - in one transaction on the worker, a query of Citus's over every shard
+#     that follows the sale sees its booking (Citus keeps to local execution
+#     for this node's shards once told, instead of a connection that cannot
+#     see the uncommitted row);
+#   - a transaction on the worker that writes there and through Citus on
+#     the other worker commits with two phases (PREPARE TRANSACTION on the
+#     other worker: citus.log_remote_commands);
+#   - the counter and the bookings agree.
+set -u
+cd "$(dirname "$0")"
+. ./lib.bash
+citus_script
+
+citus_db booking_citus_shard_tables
+if rehearsal; then
+	echo "# REHEARSAL: no shard to run on"
+	pass "rehearsal: nothing to check"
+	citus_done
+fi
+q "SELECT booking.add_consumer('shard_tables')" >/dev/null
+here=$(resource_on w1 'shard tables here' 100) || { fail "a resource on w1"; citus_done; }
+there=$(resource_on w2 'shard tables there' 100) || { fail "a resource on w2"; citus_done; }
+home_here=$(q "SELECT home FROM booking.resources WHERE id = $here")
+home_there=$(q "SELECT home FROM booking.resources WHERE id = $there")
+echo "# resource $here on w1 (home $home_here), $there on w2 (home $home_there)"
+
+# twin CALLS...: psql on w1 with Citus's logs of what it runs, the output with its notices
+w1() {
+	npsql w1 -At -d "$CITUS_DB" -c "SET citus.log_local_commands = on" -c "SET citus.log_remote_commands = on" "$@" 2>&1
+}
+twin="booking.shard_reserve_seat($here, 'GUEST', 1, NULL, NULL, NULL, NULL, $home_here)"
+
+out=$(w1 -c "SELECT code FROM ${twin/GUEST/direct}")
+echo "$out" | sed 's/^/#   /'
+check_eq "the sale on w1 answers ok" "$(echo "$out" | grep -v NOTICE | tail -1)" ok
+check_eq "no statement of the sale goes through Citus's local executor" \
+	"$(echo "$out" | grep -c 'executing the command locally: .*\(resources\|bookings\|events\)_')" 0
+check "one booking, seen by the coordinator" \
+	"SELECT count(*) FROM booking.bookings WHERE resource_id = $here AND guest = 'direct' AND status = 'confirmed'" 1
+check "the counter moved by one" "SELECT taken FROM booking.resources WHERE id = $here" 1
+check "one event of the sale" \
+	"SELECT count(*) FROM booking.events e JOIN booking.bookings b ON b.home = e.home AND b.id = e.booking_id
+	  WHERE b.guest = 'direct' AND e.kind = 'reserved'" 1
+
+# the same transaction reads it back through Citus, over every shard
+out=$(w1 -c "BEGIN" -c "SELECT code FROM ${twin/GUEST/read back}" \
+	-c "SELECT 'seen', count(*) FROM booking.bookings WHERE guest = 'read back'" -c "COMMIT")
+echo "$out" | grep -v NOTICE | sed 's/^/#   /'
+check_eq "a query over every shard after the sale, in its transaction, sees its booking" \
+	"$(echo "$out" | grep '^seen|')" "seen|1"
+
+# a sale here and a write on w2 in one transaction: two-phase commit
+out=$(w1 -c "BEGIN" -c "SELECT code FROM ${twin/GUEST/both}" \
+	-c "UPDATE booking.resources SET name = name WHERE home = $home_there AND id = $there" -c "COMMIT")
+check_eq "a sale here and a write on w2 commit with two phases" \
+	"$(echo "$out" | grep -c 'PREPARE TRANSACTION')" 1
+check "its booking is there" "SELECT count(*) FROM booking.bookings WHERE resource_id = $here AND guest = 'both'" 1
+
+check "the counter and the bookings agree" \
+	"SELECT taken = (SELECT count(*) FROM booking.bookings WHERE resource_id = $here AND status = 'confirmed')
+	   FROM booking.resources WHERE id = $here" t
+citus_done
