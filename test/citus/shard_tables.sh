@@ -14,6 +14,8 @@
 #   - a transaction on the worker that writes there and through Citus on
 #     the other worker commits with two phases (PREPARE TRANSACTION on the
 #     other worker: citus.log_remote_commands);
+#   - in one coordinator session, sales before, between and after the
+#     shard's move away and back (a new table on w1) answer ok;
 #   - the counter and the bookings agree.
 set -u
 cd "$(dirname "$0")"
@@ -64,6 +66,27 @@ out=$(w1 -c "BEGIN" -c "SELECT code FROM ${twin/GUEST/both}" \
 check_eq "a sale here and a write on w2 commit with two phases" \
 	"$(echo "$out" | grep -c 'PREPARE TRANSACTION')" 1
 check "its booking is there" "SELECT count(*) FROM booking.bookings WHERE resource_id = $here AND guest = 'both'" 1
+
+# one coordinator session (its connection to w1 kept, so the same backend
+# there): a sale, the shard moved to w2 and back (a new table on w1), a sale
+# after each; the kept plan of the old table must not be used
+shard=$(shard_of "$here")
+w1port=$(citus_port w1)
+w2port=$(citus_port w2)
+out=$(npsql coord -At -d "$CITUS_DB" 2>&1 <<SQL
+SELECT code, pg_backend_pid() FROM booking.reserve_seat($here, 'moved 1');
+SELECT citus_move_shard_placement($shard, '127.0.0.1', $w1port, '127.0.0.1', $w2port, shard_transfer_mode => 'block_writes');
+SELECT code FROM booking.reserve_seat($here, 'moved 2');
+SELECT citus_move_shard_placement($shard, '127.0.0.1', $w2port, '127.0.0.1', $w1port, shard_transfer_mode => 'block_writes');
+SELECT code FROM booking.reserve_seat($here, 'moved 3');
+SQL
+)
+echo "$out" | sed 's/^/#   /'
+check_eq "sales before, between and after a move away and back answer ok" \
+	"$(echo "$out" | grep -c '^ok')" 3
+check_eq "the shard is back on w1" "$(worker_of "$here")" w1
+check "the three bookings are there" \
+	"SELECT count(*) FROM booking.bookings WHERE resource_id = $here AND guest LIKE 'moved %'" 3
 
 check "the counter and the bookings agree" \
 	"SELECT taken = (SELECT count(*) FROM booking.bookings WHERE resource_id = $here AND status = 'confirmed')
