@@ -46,6 +46,7 @@
 #include "utils/memutils.h"
 
 #include "booking.h"
+#include "1_ground/citus_local.h"
 #include "1_ground/shard.h"
 #include "1_ground/spi.h"
 #include "1_ground/tables.h"
@@ -554,8 +555,10 @@ BookingHeldShardTable(BookingTable table, int64 home)
 
 /*
  * The local shard of one of the tables for home, or InvalidOid when this
- * node does not hold it (or nothing is distributed).  A table of a shard
- * that moved away, kept until Citus's cleanup, is not held.
+ * node does not hold it (or nothing is distributed, or this transaction
+ * reached this node's shards through a connection: citus_local.c).  A table
+ * of a shard that moved away, kept until Citus's cleanup, is not held.
+ * Tells Citus the transaction works on a shard here.
  */
 Oid
 BookingLocalShard(BookingTable table, int64 home)
@@ -563,7 +566,7 @@ BookingLocalShard(BookingTable table, int64 home)
 	int			k;
 
 	LoadShardMap();
-	if (!shard_map.distributed)
+	if (!shard_map.distributed || !BookingCitusLocalAllowed())
 		return InvalidOid;
 	k = ShardOfHash(HashInt8(home));
 	if (k < 0)
@@ -578,5 +581,6 @@ BookingLocalShard(BookingTable table, int64 home)
 			return InvalidOid;
 		shard_map.localrel[table][k] = relid;
 	}
+	BookingCitusLocalUsed(false);
 	return shard_map.localrel[table][k];
 }

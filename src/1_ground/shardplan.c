@@ -13,42 +13,28 @@
  *	  sale's path that ask for it here run instead on the shard's tables by
  *	  name, from a plan kept per statement and shard, as on one server.
  *
- *	  Citus is told what its own local execution would have told it: that
- *	  this transaction worked on a local shard, so that its later statements
- *	  on local shards also run here and see what this one wrote, and, for a
- *	  write, that a transaction that also writes on other nodes must commit
- *	  with two phases.  When the transaction already reached this node's
- *	  shards through a connection, the statement goes through Citus.
+ *	  Citus is told what its own local execution would have told it
+ *	  (citus_local.c).  When the transaction already reached this node's
+ *	  shards through a connection, BookingHeldShardTable names no table and
+ *	  the statement goes through Citus.
  *
  *	  Layer 1, the ground.  Takes no locks of its own beyond the
  *	  statement's.
  */
 #include "postgres.h"
 
-#include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "booking.h"
+#include "1_ground/citus_local.h"
 #include "1_ground/shard.h"
 #include "1_ground/shardplan.h"
 #include "1_ground/spi.h"
 #include "1_ground/tables.h"
-
-/*
- * Citus 13's LocalExecutionStatus (local_executor.h): REQUIRED, OPTIONAL,
- * DISABLED
- */
-#define CITUS_LOCAL_EXECUTION_REQUIRED 0
-#define CITUS_LOCAL_EXECUTION_DISABLED 2
-
-typedef int (*CitusStatusFn) (void);
-typedef void (*CitusSetStatusFn) (int status);
-typedef void (*CitusVoidFn) (void);
 
 /* a statement on one shard's tables: bounded, a few statements times this node's shards */
 #define MAX_SHARD_PLANS 128
@@ -127,42 +113,6 @@ ForgetShardPlans(void)
 			SPI_freeplan(entry->plan);
 	hash_destroy(shard_plans);
 	shard_plans = NULL;
-}
-
-/*
- * Tells Citus this transaction works on a local shard, as its local
- * execution does; false when it already reached them through a connection.
- */
-static bool
-TellCitus(bool writes)
-{
-	static bool looked = false;
-	static CitusStatusFn get_status = NULL;
-	static CitusSetStatusFn set_status = NULL;
-	static CitusVoidFn use_2pc = NULL;
-	const char *local;
-
-	if (!looked)
-	{
-		get_status = (CitusStatusFn) load_external_function("citus", "GetCurrentLocalExecutionStatus",
-															false, NULL);
-		set_status = (CitusSetStatusFn) load_external_function("citus", "SetLocalExecutionStatus",
-															   false, NULL);
-		use_2pc = (CitusVoidFn) load_external_function("citus", "Use2PCForCoordinatedTransaction",
-													   false, NULL);
-		looked = true;
-	}
-	if (get_status == NULL || set_status == NULL || use_2pc == NULL ||
-		get_status() == CITUS_LOCAL_EXECUTION_DISABLED)
-		return false;
-	/* a user who turned Citus's local execution off gets its connections */
-	local = GetConfigOption("citus.enable_local_execution", true, false);
-	if (local != NULL && strcmp(local, "on") != 0)
-		return false;
-	set_status(CITUS_LOCAL_EXECUTION_REQUIRED);
-	if (writes)
-		use_2pc();
-	return true;
 }
 
 /* plan's statement on home's shard tables here, or NULL: go through Citus */
@@ -247,9 +197,9 @@ BookingTryOnShard(BookingPlan *plan, int64 home, Datum *values, const char *null
 	SPIPlanPtr	shard_plan;
 	int			rc;
 
-	if (!BookingDistributed() || (shard_plan = PlanOnShard(plan, home)) == NULL ||
-		!TellCitus(!read_only))
+	if (!BookingDistributed() || (shard_plan = PlanOnShard(plan, home)) == NULL)
 		return false;
+	BookingCitusLocalUsed(!read_only);
 	rc = SPI_execute_plan(shard_plan, values, nulls, read_only, tcount);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_plan failed for \"%s\" on a shard: %s",

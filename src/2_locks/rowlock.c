@@ -54,6 +54,7 @@
 #include "1_ground/args.h"
 #include "1_ground/compat.h"
 #include "1_ground/rowread.h"
+#include "1_ground/citus_local.h"
 #include "1_ground/shard.h"
 #include "1_ground/timeout.h"
 #include "2_locks/rowlock.h"
@@ -72,6 +73,12 @@ OpenTable(BookingTable table, int64 home)
 	if (BookingDistributed())
 	{
 		relid = BookingLocalShard(table, home);
+		/* locked here, the row would hold up Citus's next statement on that connection */
+		if (!OidIsValid(relid) && !BookingCitusLocalAllowed())
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("booking cannot lock a row of this node's shards in a transaction that reached them through a connection"),
+					 errhint("Keep citus.enable_local_execution on in a transaction that calls booking on a worker.")));
 		if (!OidIsValid(relid))
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -14,6 +14,9 @@
 #   - a transaction on the worker that writes there and through Citus on
 #     the other worker commits with two phases (PREPARE TRANSACTION on the
 #     other worker: citus.log_remote_commands);
+#   - a transaction that reached this node's shards through a connection
+#     first is refused at the sale's row lock with a clear error, not a
+#     distributed deadlock, and nothing is written;
 #   - in one coordinator session, sales before, between and after the
 #     shard's move away and back (a new table on w1) answer ok;
 #   - the counter and the bookings agree.
@@ -66,6 +69,22 @@ out=$(w1 -c "BEGIN" -c "SELECT code FROM ${twin/GUEST/both}" \
 check_eq "a sale here and a write on w2 commit with two phases" \
 	"$(echo "$out" | grep -c 'PREPARE TRANSACTION')" 1
 check "its booking is there" "SELECT count(*) FROM booking.bookings WHERE resource_id = $here AND guest = 'both'" 1
+
+# this node's shards reached through a connection first (local execution
+# off for one statement, then on again): Citus's statements then go through
+# that connection, so nothing of the sale may lock the row in this backend
+# (it did: a distributed deadlock with itself after seconds).  The sale's
+# lock refuses at once, with a clear error, and nothing is written.
+out=$(w1 -c "BEGIN" -c "SET LOCAL citus.enable_local_execution = off" \
+	-c "SELECT count(*) FROM booking.resources WHERE home = $home_here AND id = $here" \
+	-c "SET LOCAL citus.enable_local_execution = on" \
+	-c "SELECT code FROM ${twin/GUEST/connected}" \
+	-c "COMMIT")
+echo "$out" | grep -v 'NOTICE\|DETAIL' | sed 's/^/#   /'
+check_eq "after a connection to this node, a sale that must lock the row is refused at once" \
+	"$(echo "$out" | grep -c 'ERROR:  booking cannot lock a row of this node.s shards in a transaction that reached them through a connection')" 1
+check_eq "... not by a distributed deadlock" "$(echo "$out" | grep -c deadlock)" 0
+check "... and nothing is written" "SELECT count(*) FROM booking.bookings WHERE resource_id = $here AND guest = 'connected'" 0
 
 # one coordinator session (its connection to w1 kept, so the same backend
 # there): a sale, the shard moved to w2 and back (a new table on w1), a sale
