@@ -101,18 +101,33 @@ WalkTables(const char *sql, bool *used, const Oid *relids, StringInfo buf)
 		appendStringInfoString(buf, p);
 }
 
-static void
-ForgetShardPlans(void)
+/* the kept plans; all dropped when they reach MAX_SHARD_PLANS and one more is wanted */
+static HTAB *
+ShardPlans(bool adding)
 {
-	HASH_SEQ_STATUS seq;
-	ShardPlan  *entry;
+	HASHCTL		ctl;
 
-	hash_seq_init(&seq, shard_plans);
-	while ((entry = hash_seq_search(&seq)) != NULL)
-		if (entry->plan != NULL)
-			SPI_freeplan(entry->plan);
-	hash_destroy(shard_plans);
-	shard_plans = NULL;
+	if (shard_plans != NULL && adding && hash_get_num_entries(shard_plans) >= MAX_SHARD_PLANS)
+	{
+		HASH_SEQ_STATUS seq;
+		ShardPlan  *entry;
+
+		hash_seq_init(&seq, shard_plans);
+		while ((entry = hash_seq_search(&seq)) != NULL)
+			if (entry->plan != NULL)
+				SPI_freeplan(entry->plan);
+		hash_destroy(shard_plans);
+		shard_plans = NULL;
+	}
+	if (shard_plans == NULL)
+	{
+		ctl.keysize = sizeof(ShardPlanKey);
+		ctl.entrysize = sizeof(ShardPlan);
+		ctl.hcxt = TopMemoryContext;
+		shard_plans = hash_create("booking shard plans", 64, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	return shard_plans;
 }
 
 /* plan's statement on home's shard tables here, or NULL: go through Citus */
@@ -130,27 +145,13 @@ PlanOnShard(BookingPlan *plan, int64 home)
 		if (used[t] && !OidIsValid(relids[t] = BookingHeldShardTable((BookingTable) t, home)))
 			return NULL;
 
-	if (shard_plans == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(ShardPlanKey);
-		ctl.entrysize = sizeof(ShardPlan);
-		ctl.hcxt = TopMemoryContext;
-		shard_plans = hash_create("booking shard plans", 64, &ctl,
-								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
 	memset(&key, 0, sizeof(key));
 	key.plan = plan;
 	key.home = home;
-	entry = hash_search(shard_plans, &key, HASH_FIND, NULL);
-	if (entry == NULL && hash_get_num_entries(shard_plans) >= MAX_SHARD_PLANS)
-		ForgetShardPlans();
+	entry = hash_search(ShardPlans(false), &key, HASH_FIND, NULL);
 	if (entry == NULL)
 	{
-		if (shard_plans == NULL)
-			return PlanOnShard(plan, home);
-		entry = hash_search(shard_plans, &key, HASH_ENTER, &found);
+		entry = hash_search(ShardPlans(true), &key, HASH_ENTER, &found);
 		entry->plan = NULL;
 	}
 	/* the shard moved away and back, or a table was dropped: plan again */
