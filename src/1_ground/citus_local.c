@@ -16,8 +16,11 @@
  *	  node's shards then run here too, and a transaction that writes here
  *	  and on another node commits with two phases.
  *
- *	  Citus 13's functions are found in the loaded library by name; a Citus
- *	  without them leaves booking to go through Citus's statements.
+ *	  Citus 13's functions are found in the loaded library by name.  A Citus
+ *	  built for PostgreSQL 16 or later hides them (modules are built with
+ *	  hidden symbols there): then booking cannot ask or tell, and goes on as
+ *	  before: it works on the shards here unless the session turned local
+ *	  execution off, and its statements go through Citus (shardplan.c).
  *
  *	  Layer 1, the ground.  Takes no locks.
  */
@@ -56,6 +59,14 @@ LookUp(void)
 	looked = true;
 }
 
+/* Whether Citus can be asked and told (its functions were found). */
+bool
+BookingCitusLocalKnown(void)
+{
+	LookUp();
+	return get_status != NULL && set_status != NULL && use_2pc != NULL;
+}
+
 /*
  * Whether this transaction may work on this node's shards in this backend
  * (only asked where the tables are distributed).
@@ -65,9 +76,7 @@ BookingCitusLocalAllowed(void)
 {
 	const char *local;
 
-	LookUp();
-	if (get_status == NULL || set_status == NULL || use_2pc == NULL ||
-		get_status() == CITUS_LOCAL_EXECUTION_DISABLED)
+	if (BookingCitusLocalKnown() && get_status() == CITUS_LOCAL_EXECUTION_DISABLED)
 		return false;
 	/* a user who turned Citus's local execution off gets its connections */
 	local = GetConfigOption("citus.enable_local_execution", true, false);
@@ -81,8 +90,7 @@ BookingCitusLocalAllowed(void)
 void
 BookingCitusLocalUsed(bool writes)
 {
-	LookUp();
-	if (set_status == NULL || use_2pc == NULL)
+	if (!BookingCitusLocalKnown())
 		return;
 	set_status(CITUS_LOCAL_EXECUTION_REQUIRED);
 	if (writes)

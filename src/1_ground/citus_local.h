@@ -9,6 +9,7 @@
 
 #include "booking.h"
 
+extern bool BookingCitusLocalKnown(void);
 extern bool BookingCitusLocalAllowed(void);
 extern void BookingCitusLocalUsed(bool writes);
 

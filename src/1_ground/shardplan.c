@@ -48,6 +48,7 @@ typedef struct ShardPlanKey
 typedef struct ShardPlan
 {
 	ShardPlanKey key;
+	bool		used[BOOKING_NUM_TABLES];	/* the tables the statement names */
 	Oid			relids[BOOKING_NUM_TABLES]; /* the shard tables it was planned on */
 	SPIPlanPtr	plan;
 } ShardPlan;
@@ -136,15 +137,11 @@ PlanOnShard(BookingPlan *plan, int64 home)
 {
 	ShardPlanKey key;
 	ShardPlan  *entry;
-	bool		used[BOOKING_NUM_TABLES] = {false};
 	Oid			relids[BOOKING_NUM_TABLES] = {InvalidOid};
 	bool		found;
 
-	WalkTables(plan->sql, used, NULL, NULL);
-	for (int t = 0; t < BOOKING_NUM_TABLES; t++)
-		if (used[t] && !OidIsValid(relids[t] = BookingHeldShardTable((BookingTable) t, home)))
-			return NULL;
-
+	if (BookingHeldShard() < 0)
+		return NULL;
 	memset(&key, 0, sizeof(key));
 	key.plan = plan;
 	key.home = home;
@@ -153,7 +150,12 @@ PlanOnShard(BookingPlan *plan, int64 home)
 	{
 		entry = hash_search(ShardPlans(true), &key, HASH_ENTER, &found);
 		entry->plan = NULL;
+		memset(entry->used, 0, sizeof(entry->used));
+		WalkTables(plan->sql, entry->used, NULL, NULL);
 	}
+	for (int t = 0; t < BOOKING_NUM_TABLES; t++)
+		if (entry->used[t] && !OidIsValid(relids[t] = BookingHeldShardTable((BookingTable) t, home)))
+			return NULL;
 	/* the shard moved away and back, or a table was dropped: plan again */
 	if (entry->plan != NULL &&
 		(memcmp(entry->relids, relids, sizeof(relids)) != 0 || !SPI_plan_is_valid(entry->plan)))
@@ -167,7 +169,7 @@ PlanOnShard(BookingPlan *plan, int64 home)
 		SPIPlanPtr	fresh;
 
 		for (int t = 0; t < BOOKING_NUM_TABLES; t++)
-			if (used[t] && get_rel_name(relids[t]) == NULL)
+			if (entry->used[t] && get_rel_name(relids[t]) == NULL)
 				return NULL;
 		initStringInfo(&sql);
 		WalkTables(plan->sql, NULL, relids, &sql);
@@ -198,7 +200,9 @@ BookingTryOnShard(BookingPlan *plan, int64 home, Datum *values, const char *null
 	SPIPlanPtr	shard_plan;
 	int			rc;
 
-	if (!BookingDistributed() || (shard_plan = PlanOnShard(plan, home)) == NULL)
+	/* Citus must be told of the work here, as its local execution tells it */
+	if (!BookingDistributed() || !BookingCitusLocalKnown() ||
+		(shard_plan = PlanOnShard(plan, home)) == NULL)
 		return false;
 	BookingCitusLocalUsed(!read_only);
 	rc = SPI_execute_plan(shard_plan, values, nulls, read_only, tcount);

@@ -54,7 +54,7 @@ BookingLockTables(int timeout_ms, bool with_keys)
 
 		if (i == BOOKING_TABLE_KEYS && !with_keys)
 			continue;
-		/* written only while a consumer exists, and then locked by its writer */
+		/* not locked up front: only events.c writes it, and its statement locks it */
 		if (i == BOOKING_TABLE_EVENTS)
 			continue;
 		tw.relid = BookingTableOid((BookingTable) i);

@@ -54,9 +54,9 @@ BookingSeatRowInsert(const Datum *row, const char *row_nulls, bool limited)
 
 /*
  * Takes seats and writes the row: with combined (which returns the row's id
- * when the seats were taken) on one server; on Citus with take (the same
- * decision, returning a row when the seats were taken), then the row from
- * VALUES.  Both plans take the same parameters, the row's first.  False
+ * when the seats were taken) on one server and on the shard's own tables;
+ * through Citus with take (the same decision, returning a row when the
+ * seats were taken), then the row from VALUES.  Both plans take the same parameters, the row's first.  False
  * when the seats were not taken.
  */
 bool
@@ -66,18 +66,19 @@ BookingSeatTakeWithRow(BookingPlan *combined, BookingPlan *take,
 	int			n;
 
 	/* on one server, or on the shard's own tables here: the one statement ($8, the id, given) */
-	if (!BookingDistributed() ||
-		BookingTryOnShard(combined, DatumGetInt64(values[6]), (Datum *) values, nulls, false, 1, &n))
+	if (!BookingDistributed())
+		n = BookingExecute(combined, (Datum *) values, nulls, false, 1);
+	else if (!BookingTryOnShard(combined, DatumGetInt64(values[6]), (Datum *) values, nulls,
+								false, 1, &n))
 	{
-		if (!BookingDistributed())
-			n = BookingExecute(combined, (Datum *) values, nulls, false, 1);
-		if (n != 1)
+		/* through Citus: the decision, then the row from VALUES */
+		if (BookingExecute(take, (Datum *) values, nulls, false, 1) != 1)
 			return false;
-		*booking_id = BookingGetInt64(0, 1, NULL);
+		*booking_id = BookingSeatRowInsert(values, nulls, false);
 		return true;
 	}
-	if (BookingExecute(take, (Datum *) values, nulls, false, 1) != 1)
+	if (n != 1)
 		return false;
-	*booking_id = BookingSeatRowInsert(values, nulls, false);
+	*booking_id = BookingGetInt64(0, 1, NULL);
 	return true;
 }

@@ -20,6 +20,9 @@
 #   - in one coordinator session, sales before, between and after the
 #     shard's move away and back (a new table on w1) answer ok;
 #   - the counter and the bookings agree.
+# On PostgreSQL 16 and later Citus hides the functions booking needs to ask
+# and tell it: the sale must then go through Citus's local executor, and the
+# refusal is not checked (booking cannot tell that a connection was used).
 set -u
 cd "$(dirname "$0")"
 . ./lib.bash
@@ -44,11 +47,20 @@ w1() {
 }
 twin="booking.shard_reserve_seat($here, 'GUEST', 1, NULL, NULL, NULL, NULL, $home_here)"
 
+# Citus built for PostgreSQL 16 or later hides the functions booking asks
+# and tells (modules are built with hidden symbols there): the sale then
+# goes through Citus's local executor, as before
+hidden=$(qn w1 "SELECT current_setting('server_version_num')::int >= 160000")
 out=$(w1 -c "SELECT code FROM ${twin/GUEST/direct}")
 echo "$out" | sed 's/^/#   /'
 check_eq "the sale on w1 answers ok" "$(echo "$out" | grep -v NOTICE | tail -1)" ok
-check_eq "no statement of the sale goes through Citus's local executor" \
-	"$(echo "$out" | grep -c 'executing the command locally: .*\(resources\|bookings\|events\)_')" 0
+local_commands=$(echo "$out" | grep -c 'executing the command locally: .*\(resources\|bookings\|events\)_')
+if [ "$hidden" = t ]; then
+	check_true "Citus hides its functions here: the sale goes through Citus's local executor" \
+		"SELECT $local_commands > 0"
+else
+	check_eq "no statement of the sale goes through Citus's local executor" "$local_commands" 0
+fi
 check "one booking, seen by the coordinator" \
 	"SELECT count(*) FROM booking.bookings WHERE resource_id = $here AND guest = 'direct' AND status = 'confirmed'" 1
 check "the counter moved by one" "SELECT taken FROM booking.resources WHERE id = $here" 1
@@ -75,6 +87,9 @@ check "its booking is there" "SELECT count(*) FROM booking.bookings WHERE resour
 # that connection, so nothing of the sale may lock the row in this backend
 # (it did: a distributed deadlock with itself after seconds).  The sale's
 # lock refuses at once, with a clear error, and nothing is written.
+if [ "$hidden" = t ]; then
+	echo "# skipped: booking cannot ask Citus here whether a connection reached this node's shards"
+else
 out=$(w1 -c "BEGIN" -c "SET LOCAL citus.enable_local_execution = off" \
 	-c "SELECT count(*) FROM booking.resources WHERE home = $home_here AND id = $here" \
 	-c "SET LOCAL citus.enable_local_execution = on" \
@@ -85,6 +100,7 @@ check_eq "after a connection to this node, a sale that must lock the row is refu
 	"$(echo "$out" | grep -c 'ERROR:  booking cannot lock a row of this node.s shards in a transaction that reached them through a connection')" 1
 check_eq "... not by a distributed deadlock" "$(echo "$out" | grep -c deadlock)" 0
 check "... and nothing is written" "SELECT count(*) FROM booking.bookings WHERE resource_id = $here AND guest = 'connected'" 0
+fi
 
 # one coordinator session (its connection to w1 kept, so the same backend
 # there): a sale, the shard moved to w2 and back (a new table on w1), a sale
