@@ -16,7 +16,8 @@
  *	  node's shards then run here too, and a transaction that writes here
  *	  and on another node commits with two phases.
  *
- *	  Citus 13's functions are found in the loaded library by name.  A Citus
+ *	  Citus 13's functions are found in the loaded library by name, here
+ *	  only.  A Citus
  *	  built for PostgreSQL 16 or later hides them (modules are built with
  *	  hidden symbols there): then booking cannot ask or tell, and goes on as
  *	  before: it works on the shards here unless the session turned local
@@ -44,6 +45,7 @@ static bool looked = false;
 static CitusStatusFn get_status = NULL;
 static CitusSetStatusFn set_status = NULL;
 static CitusVoidFn use_2pc = NULL;
+static CitusVoidFn use_coordinated = NULL;
 
 static void
 LookUp(void)
@@ -56,6 +58,8 @@ LookUp(void)
 														   false, NULL);
 	use_2pc = (CitusVoidFn) load_external_function("citus", "Use2PCForCoordinatedTransaction",
 												   false, NULL);
+	use_coordinated = (CitusVoidFn) load_external_function("citus", "UseCoordinatedTransaction",
+														   false, NULL);
 	looked = true;
 }
 
@@ -95,4 +99,17 @@ BookingCitusLocalUsed(bool writes)
 	set_status(CITUS_LOCAL_EXECUTION_REQUIRED);
 	if (writes)
 		use_2pc();
+}
+
+/*
+ * Starts a coordinated transaction, which gives this one a distributed
+ * transaction id (5_scaleout/direct.c says why); nothing where Citus hides
+ * the function.
+ */
+void
+BookingCitusUseCoordinated(void)
+{
+	LookUp();
+	if (use_coordinated != NULL)
+		use_coordinated();
 }

@@ -12,5 +12,6 @@
 extern bool BookingCitusLocalKnown(void);
 extern bool BookingCitusLocalAllowed(void);
 extern void BookingCitusLocalUsed(bool writes);
+extern void BookingCitusUseCoordinated(void);
 
 #endif							/* BOOKING_CITUS_LOCAL_H */

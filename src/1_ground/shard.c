@@ -538,38 +538,11 @@ BookingSetHeldShard(int k)
 	held_shard = k;
 }
 
-/*
- * home's shard of table on this node while the running twin holds that
- * shard (BookingHoldShard), or InvalidOid: statements may then go to the
- * shard's table itself, since no move can switch it over before the
- * transaction ends.
- */
-Oid
-BookingHeldShardTable(BookingTable table, int64 home)
+/* table's shard k here (the map loaded and distributed), or InvalidOid: BookingLocalShard */
+static Oid
+LocalShardAt(BookingTable table, int k)
 {
-	LoadShardMap();
-	if (held_shard < 0 || !shard_map.distributed || ShardOfHash(HashInt8(home)) != held_shard)
-		return InvalidOid;
-	return BookingLocalShard(table, home);
-}
-
-/*
- * The local shard of one of the tables for home, or InvalidOid when this
- * node does not hold it (or nothing is distributed, or this transaction
- * reached this node's shards through a connection: citus_local.c).  A table
- * of a shard that moved away, kept until Citus's cleanup, is not held.
- * Tells Citus the transaction works on a shard here.
- */
-Oid
-BookingLocalShard(BookingTable table, int64 home)
-{
-	int			k;
-
-	LoadShardMap();
-	if (!shard_map.distributed || !BookingCitusLocalAllowed())
-		return InvalidOid;
-	k = ShardOfHash(HashInt8(home));
-	if (k < 0)
+	if (k < 0 || !BookingCitusLocalAllowed())
 		return InvalidOid;
 	if (shard_map.localrel[table][k] == 0)
 	{
@@ -583,4 +556,38 @@ BookingLocalShard(BookingTable table, int64 home)
 	}
 	BookingCitusLocalUsed(false);
 	return shard_map.localrel[table][k];
+}
+
+/*
+ * home's shard of table on this node while the running twin holds that
+ * shard (BookingHoldShard), or InvalidOid: statements may then go to the
+ * shard's table itself, since no move can switch it over before the
+ * transaction ends.
+ */
+Oid
+BookingHeldShardTable(BookingTable table, int64 home)
+{
+	int			k;
+
+	LoadShardMap();
+	if (held_shard < 0 || !shard_map.distributed)
+		return InvalidOid;
+	k = ShardOfHash(HashInt8(home));
+	return k == held_shard ? LocalShardAt(table, k) : InvalidOid;
+}
+
+/*
+ * The local shard of one of the tables for home, or InvalidOid when this
+ * node does not hold it (or nothing is distributed, or this transaction
+ * reached this node's shards through a connection: citus_local.c).  A table
+ * of a shard that moved away, kept until Citus's cleanup, is not held.
+ * Tells Citus the transaction works on a shard here.
+ */
+Oid
+BookingLocalShard(BookingTable table, int64 home)
+{
+	LoadShardMap();
+	if (!shard_map.distributed)
+		return InvalidOid;
+	return LocalShardAt(table, ShardOfHash(HashInt8(home)));
 }

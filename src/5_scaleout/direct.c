@@ -44,6 +44,7 @@
 #include "utils/portal.h"
 
 #include "booking.h"
+#include "1_ground/citus_local.h"
 #include "1_ground/shard.h"
 #include "5_scaleout/direct.h"
 
@@ -199,26 +200,15 @@ BookingNodeAnswers(int64 home)
  * cancels, 94 of 4,000 in groups.sh).  So the twin starts a coordinated
  * transaction here, as a statement a client makes on this node does, which
  * gives it an id of its own: Citus's UseCoordinatedTransaction, looked up
- * once in the loaded library (a Citus without it keeps the old behaviour).
+ * once in the loaded library (1_ground/citus_local.c; a Citus without it
+ * keeps the old behaviour).
  */
-typedef void (*CitusVoidFn) (void);
-
 void
 BookingJoinDistributedTransaction(void)
 {
-	static bool looked = false;
-	static CitusVoidFn use_coordinated = NULL;
-
 	if (!BookingDistributed() || IsTransactionBlock() || GetCurrentTransactionNestLevel() != 1)
 		return;					/* no Citus, or the caller's transaction has its id */
-	if (!looked)
-	{
-		use_coordinated = (CitusVoidFn) load_external_function("citus", "UseCoordinatedTransaction",
-															   false, NULL);
-		looked = true;
-	}
-	if (use_coordinated != NULL)
-		use_coordinated();
+	BookingCitusUseCoordinated();
 }
 
 /*
