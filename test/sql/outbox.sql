@@ -524,6 +524,17 @@ SELECT booking.ack_events('backlog', :token, :'batch') AS acked;
 SELECT pg_stat_force_next_flush();
 SELECT sum(idx_tup_read) - :read_before < 1000 AS ack_reads_its_range
   FROM pg_stat_user_indexes WHERE relid = 'booking.deliveries'::regclass;
+-- a lease is a HOT update: the deliveries' pages keep room (fillfactor 50)
+-- for the leased version beside the one the numbering wrote, so that a
+-- claim adds no entries to the deliveries' two indexes; on full pages most
+-- leases were new versions elsewhere, each with an entry in both indexes
+-- and a uniqueness check of the primary key
+SELECT n_tup_hot_upd AS hot_before FROM pg_stat_user_tables
+  WHERE relid = 'booking.deliveries'::regclass \gset
+SELECT count(*) AS leased FROM booking.claim_events('backlog', 100);
+SELECT pg_stat_force_next_flush();
+SELECT n_tup_hot_upd - :hot_before AS leased_in_place FROM pg_stat_user_tables
+  WHERE relid = 'booking.deliveries'::regclass;
 -- a claim picks from its relay's acknowledged floor, not from the first
 -- of the entries that acknowledged deliveries leave in the index of open
 -- ones (until a vacuum): 10,000 are acknowledged (as relays would), one
