@@ -19,7 +19,9 @@
 #     distributed deadlock, and nothing is written;
 #   - in one coordinator session, sales before, between and after the
 #     shard's move away and back (a new table on w1) answer ok;
-#   - the counter and the bookings agree.
+#   - the counter and the bookings agree;
+#   - with 200 shards (more than the 128 plans a backend keeps), one
+#     session's sales on every home answer ok, each on its own counter.
 # On PostgreSQL 16 and later Citus hides the functions booking needs to ask
 # and tell it: the sale must then go through Citus's local executor, and the
 # refusal is not checked (booking cannot tell that a connection was used).
@@ -126,4 +128,28 @@ check "the three bookings are there" \
 check "the counter and the bookings agree" \
 	"SELECT taken = (SELECT count(*) FROM booking.bookings WHERE resource_id = $here AND status = 'confirmed')
 	   FROM booking.resources WHERE id = $here" t
+
+# more shards on a node than the plans a backend keeps (128): 200 shards,
+# and one coordinator session that sells once on every home (its connection
+# to each worker kept, so one backend there sees its 100 shards, with a
+# consumer two statements each).  The kept plans are dropped as they fill
+# and made again; every sale answers ok, on its own counter, with its event.
+citus_db booking_citus_shard_plans 200
+q "SELECT booking.add_consumer('shard_plans')" >/dev/null
+q "SELECT count(booking.create_resource('plans ' || i, 10)) FROM generate_series(1, 1000) i" >/dev/null
+ids=$(q "SELECT min(id) FROM booking.resources GROUP BY home ORDER BY 1")
+homes=$(echo "$ids" | wc -l)
+echo "# a resource on each of $homes homes"
+check_eq "a resource on every one of the 200 homes" "$homes" 200
+out=$(for id in $ids; do echo "SELECT code FROM booking.reserve_seat($id, 'plans', 1);"; done |
+	npsql coord -At -d "$CITUS_DB" 2>&1)
+check_eq "one session's sales on 200 homes answer ok" "$(echo "$out" | grep -c '^ok$')" 200
+echo "$out" | grep -v '^ok$' | head -5 | sed 's/^/#   /'
+check "each sold counter moved by one, no other" \
+	"SELECT count(*) FILTER (WHERE taken = 1) || ' ' || count(*) FILTER (WHERE taken > 1)
+	   FROM booking.resources" "200 0"
+check "one booking and one event per sale, on the sale's own resource" \
+	"SELECT count(DISTINCT b.resource_id) || ' ' || count(e.id) FROM booking.bookings b
+	   JOIN booking.events e ON e.home = b.home AND e.booking_id = b.id AND e.resource_id = b.resource_id
+	  WHERE b.guest = 'plans'" "200 200"
 citus_done
