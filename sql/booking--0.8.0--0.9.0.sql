@@ -351,3 +351,15 @@ COMMENT ON FUNCTION booking.health() IS
 -- the page has room for it (docs/performance.md, "Relays at full speed");
 -- pages written from now on keep that room
 ALTER TABLE booking.deliveries SET (fillfactor = 50);
+
+-- (0.9.0) the client calls of one resource, pool or booking sent by Citus
+-- straight to their node (docs/scale-out.md, "Delegated calls").  Run by a
+-- superuser, not granted by grant_admin: off edits Citus's catalog.
+CREATE FUNCTION booking.delegate_calls(enabled boolean DEFAULT true)
+    RETURNS text
+    AS 'MODULE_PATHNAME', 'booking_delegate_calls'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp;
+REVOKE ALL ON FUNCTION booking.delegate_calls(boolean) FROM PUBLIC;
+COMMENT ON FUNCTION booking.delegate_calls(boolean) IS
+'on a Citus coordinator: Citus sends a call of one resource, pool or booking made as a statement of its own to its node in one round trip (a node that cannot be reached then fails it with Citus''s error instead of busy); false undoes it';

@@ -761,6 +761,18 @@ CREATE FUNCTION booking.distribute(shard_count integer DEFAULT 32)
 COMMENT ON FUNCTION booking.distribute(integer) IS
 'on a Citus coordinator: distributes the booking tables by home over shard_count shards and routes every call to the node that holds its shard';
 
+-- (0.9.0) the client calls of one resource, pool or booking sent by Citus
+-- straight to their node (docs/scale-out.md, "Delegated calls").  Run by a
+-- superuser, not granted by grant_admin: off edits Citus's catalog.
+CREATE FUNCTION booking.delegate_calls(enabled boolean DEFAULT true)
+    RETURNS text
+    AS 'MODULE_PATHNAME', 'booking_delegate_calls'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp;
+REVOKE ALL ON FUNCTION booking.delegate_calls(boolean) FROM PUBLIC;
+COMMENT ON FUNCTION booking.delegate_calls(boolean) IS
+'on a Citus coordinator: Citus sends a call of one resource, pool or booking made as a statement of its own to its node in one round trip (a node that cannot be reached then fails it with Citus''s error instead of busy); false undoes it';
+
 -- The twins: booking.shard_<name> runs booking.<name> on the node that holds
 -- home's shard.  distribute() registers them with Citus (distributed by
 -- home, force_delegation); booking.<name> calls them.  They are not

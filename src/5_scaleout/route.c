@@ -322,6 +322,40 @@ BookingSetMoved(BookingResult *res, int64 id)
 }
 
 /*
+ * A call made on the node that holds home's shard (a client connected to a
+ * worker, or a call Citus delegated here: delegate.c) runs its own body
+ * here, holding the shard, as its twin would.  Calling the twin through SPI
+ * ran it in this backend too, after Citus had planned the call.  False when
+ * the shard is not here (or has just moved away): the call is forwarded.
+ */
+static bool
+RunHere(FunctionCallInfo fcinfo, int64 home, Datum *result)
+{
+	int			was_held = BookingHeldShard();
+
+	if (!OidIsValid(BookingLocalShard(BOOKING_TABLE_RESOURCES, home)))
+		return false;
+	BookingJoinDistributedTransaction();
+	if (!BookingHoldShard(home) || BookingHeldShard() < 0)
+	{
+		BookingSetHeldShard(was_held);
+		return false;
+	}
+	in_shard_call = true;
+	PG_TRY();
+	{
+		*result = FunctionCallInvoke(fcinfo);
+	}
+	PG_FINALLY();
+	{
+		in_shard_call = false;
+		BookingSetHeldShard(was_held);
+	}
+	PG_END_TRY();
+	return true;
+}
+
+/*
  * Calls the twin of the running function on the node that holds home's
  * shard, with the same arguments; returns its booking.result.  A node that
  * cannot be reached answers busy.
@@ -337,7 +371,10 @@ BookingForward(FunctionCallInfo fcinfo, const char *twin, int64 home, int64 reso
 	BookingResult res;
 	ForwardArgs fa;
 	BookingStatsCall sc;
+	Datum		here;
 
+	if (RunHere(fcinfo, home, &here))
+		return here;
 	/* a copy of this call made by (f(...)).* answers its result (3_frame/once.c) */
 	if (BookingOnceRepeat(fcinfo, &res))
 		return BookingResultDatum(fcinfo, &res);

@@ -29,7 +29,7 @@ cd "$(dirname "$0")" || exit 1
 . ./lib.bash
 trap 'rm -rf "$CITUS_TMP"' EXIT
 
-ALL_SCRIPTS="distribute regress flash_sale room_race groups holds_keys worker_down shard_move move_race routing shard_tables amend passes outbox roles metadata"
+ALL_SCRIPTS="distribute regress flash_sale room_race groups holds_keys worker_down shard_move move_race routing shard_tables delegate amend passes outbox roles metadata"
 
 if ! citus_installed; then
 	where="$("$CITUS_PGBIN/pg_config" --sharedir)/extension/citus.control"

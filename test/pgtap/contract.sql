@@ -2,7 +2,7 @@
 -- argument names, defaults, return types, volatility and security settings.
 -- Run by pg_prove against a database with pgtap and booking installed.
 BEGIN;
-SELECT plan(311);
+SELECT plan(312);
 
 ------------------------------------------------------------------------------
 -- schema and types
@@ -97,7 +97,7 @@ SELECT functions_are('booking', ARRAY[
     'create_resource', 'set_capacity', 'seats_left', 'reserve_seat', 'reserve_stay',
     'reserve_stays', 'reserve_stay_any', 'free_slots', 'confirm', 'cancel',
     'extend_hold', 'extend_hold_until', 'hold_expire', 'set_stripes', 'refuse_resource_delete',
-    'distribute', 'shard_reserve_seat', 'shard_reserve_stay', 'shard_reserve_stays',
+    'distribute', 'delegate_calls', 'shard_reserve_seat', 'shard_reserve_stay', 'shard_reserve_stays',
     'shard_reserve_stay_any', 'shard_confirm', 'shard_cancel', 'shard_extend_hold',
     'shard_extend_hold_until', 'shard_set_capacity', 'shard_set_stripes', 'shard_stay_member',
     'set_guest_limit', 'set_buffer', 'reserve_seats', 'reduce', 'move_stay',
@@ -287,6 +287,11 @@ SELECT is_empty(
     'no twin is SECURITY DEFINER, and every twin pins search_path');
 SELECT is((SELECT p.prosecdef FROM pg_catalog.pg_proc p WHERE p.oid = 'booking.distribute(integer)'::regprocedure),
           true, 'booking.distribute is SECURITY DEFINER (an admin role may run it)');
+-- (0.9.0) delegate_calls edits Citus's catalog when turned off: a superuser's call
+SELECT is((SELECT p.prosecdef::text || ' ' || array_to_string(p.proconfig, ',')
+             FROM pg_catalog.pg_proc p WHERE p.oid = 'booking.delegate_calls(boolean)'::regprocedure),
+          'false search_path=pg_catalog, pg_temp',
+          'booking.delegate_calls runs as the caller and pins search_path');
 
 -- no SECURITY DEFINER function anywhere in the schema lacks a pinned search_path
 SELECT is_empty(

@@ -165,7 +165,7 @@ if [ -n "${cleanup_cross:-}" ]; then
 fi
 
 # the suite, against the installed package
-CITUS_ON_VERSION=distribute,regress,worker_down,routing,shard_tables,amend,outbox,roles,metadata
+CITUS_ON_VERSION=distribute,regress,worker_down,routing,shard_tables,delegate,amend,outbox,roles,metadata
 stages=${BOOKING_VERSION_STAGES:-regress isolation pgtap upgrade stress}
 if [ "$m" = 17 ] && [ -z "${BOOKING_VERSION_STAGES:-}" ]; then
 	stages="$stages citus"
