@@ -25,11 +25,14 @@
 #            also shown: the same with booking.direct_route = off (the guarded
 #            route, a subtransaction per call), and booking's own twin called
 #            by the client, which Citus delegates as it does the PL/pgSQL (no
-#            answer busy for a node that is down)
+#            answer busy for a node that is down); and (0.9.0) booking's calls
+#            after booking.delegate_calls(), which Citus sends to their node
+#            as it does the PL/pgSQL (a node that is down fails the call)
 #   nodes    where the clients connect: reserve_seat over 1,000 sessions with
 #            32 clients on the coordinator, against 16 on each worker (each
-#            call routed from there to the node of its session), and the
-#            delegated PL/pgSQL the same way
+#            call routed from there to the node of its session), the same
+#            after booking.delegate_calls(), and the delegated PL/pgSQL the
+#            same way
 #
 # BENCH_PARTS (default all: "spread groups routing engine nodes") picks some.
 # Every figure is the median of 3 alternating runs of BENCH_SECONDS (default 10).
@@ -278,6 +281,20 @@ for round in 1 2 3; do
 		side eng_hot_booking $((PORT + 1)) "$work/hot_public.pgb" 64 -D hot="$HOT"
 		side eng_hot_peer $((PORT + 1)) "$work/hot_peer.pgb" 64 -D hot="$HOT" -D home="$HOT_HOME"
 	fi
+	# booking.delegate_calls(): Citus sends the call itself to its node
+	if part engine || part nodes; then
+		q -p $((PORT + 1)) -c "SELECT booking.delegate_calls()" >/dev/null
+	fi
+	if part engine; then
+		side eng_deleg $((PORT + 1)) "$work/engine_booking.pgb" "$CLIENTS"
+		side eng_hot_deleg $((PORT + 1)) "$work/hot_public.pgb" 64 -D hot="$HOT"
+	fi
+	if part nodes; then
+		both_workers nodes_deleg "$work/engine_booking.pgb"
+	fi
+	if part engine || part nodes; then
+		q -p $((PORT + 1)) -c "SELECT booking.delegate_calls(false)" >/dev/null
+	fi
 	if part nodes; then
 		both_workers nodes_booking "$work/engine_booking.pgb"
 		both_workers nodes_peer "$work/engine_peer.pgb"
@@ -313,12 +330,20 @@ if part engine; then
 	printf "%-38s %9.0f %9.0f %6.2f %-6s %9.0f %6.2f %9.0f %6.2f\n" "over 1,000 sessions, $CLIENTS clients (tps)" "$ep" "$eb" \
 		"$(ratio "$eb" "$ep")" "$(verdict "$(ratio "$eb" "$ep")" 0.9)" "$eg" "$(ratio "$eg" "$ep")" "$et" "$(ratio "$et" "$ep")"
 	printf "%-38s %9.0f %9.0f %6.2f %-6s %9.0f %6.2f %9.0f %6.2f\n" "one hot session, 64 clients (tps)" "$hq" "$hb" \
-		"$(ratio "$hb" "$hq")" "$(verdict "$(ratio "$hb" "$hq")" 0.9)" "$hg" "$(ratio "$hg" "$hq")" "$htw" "$(ratio "$htw" "$hq")"
+		"$(ratio "$hb" "$hq")" "$(verdict "$(ratio "$hb" "$hq")" 0.9)" "$hg" "$(ratio "$hg" "$hq")" "$htw" "$(ratio "$htw" "$hq")"	ed=$(median ${T[eng_deleg]}); hd=$(median ${T[eng_hot_deleg]})
+	echo "delegated: the same calls after booking.delegate_calls() (Citus sends each to its node; a dead node fails it)"
+	printf "%-38s %9s %9s %6s %-6s\n" "" "PL/pgSQL" delegated ratio ">=0.90"
+	printf "%-38s %9.0f %9.0f %6.2f %-6s\n" "over 1,000 sessions, $CLIENTS clients (tps)" "$ep" "$ed" \
+		"$(ratio "$ed" "$ep")" "$(verdict "$(ratio "$ed" "$ep")" 0.9)"
+	printf "%-38s %9.0f %9.0f %6.2f %-6s\n" "one hot session, 64 clients (tps)" "$hq" "$hd" \
+		"$(ratio "$hd" "$hq")" "$(verdict "$(ratio "$hd" "$hq")" 0.9)"
 fi
 if part nodes; then
 	eb=$(median ${T[eng_booking]}); ep=$(median ${T[eng_peer]})
 	nb=$(median ${T[nodes_booking]}); np=$(median ${T[nodes_peer]})
 	printf "%-58s %10s %10s %7s\n" "" "coordinator" "workers" ratio
 	printf "%-58s %10.0f %10.0f %7.2f\n" "booking.reserve_seat, 1,000 sessions, $CLIENTS clients (tps)" "$eb" "$nb" "$(ratio "$nb" "$eb")"
+	nd=$(median ${T[nodes_deleg]})
 	printf "%-58s %10.0f %10.0f %7.2f\n" "delegated PL/pgSQL, the same (tps)" "$ep" "$np" "$(ratio "$np" "$ep")"
+	printf "%-58s %10s %10.0f %7.2f\n" "booking after delegate_calls(), workers (tps; ratio to PL/pgSQL)" "" "$nd" "$(ratio "$nd" "$np")"
 fi
