@@ -330,7 +330,8 @@ if part engine; then
 	printf "%-38s %9.0f %9.0f %6.2f %-6s %9.0f %6.2f %9.0f %6.2f\n" "over 1,000 sessions, $CLIENTS clients (tps)" "$ep" "$eb" \
 		"$(ratio "$eb" "$ep")" "$(verdict "$(ratio "$eb" "$ep")" 0.9)" "$eg" "$(ratio "$eg" "$ep")" "$et" "$(ratio "$et" "$ep")"
 	printf "%-38s %9.0f %9.0f %6.2f %-6s %9.0f %6.2f %9.0f %6.2f\n" "one hot session, 64 clients (tps)" "$hq" "$hb" \
-		"$(ratio "$hb" "$hq")" "$(verdict "$(ratio "$hb" "$hq")" 0.9)" "$hg" "$(ratio "$hg" "$hq")" "$htw" "$(ratio "$htw" "$hq")"	ed=$(median ${T[eng_deleg]}); hd=$(median ${T[eng_hot_deleg]})
+		"$(ratio "$hb" "$hq")" "$(verdict "$(ratio "$hb" "$hq")" 0.9)" "$hg" "$(ratio "$hg" "$hq")" "$htw" "$(ratio "$htw" "$hq")"
+	ed=$(median ${T[eng_deleg]}); hd=$(median ${T[eng_hot_deleg]})
 	echo "delegated: the same calls after booking.delegate_calls() (Citus sends each to its node; a dead node fails it)"
 	printf "%-38s %9s %9s %6s %-6s\n" "" "PL/pgSQL" delegated ratio ">=0.90"
 	printf "%-38s %9.0f %9.0f %6.2f %-6s\n" "over 1,000 sessions, $CLIENTS clients (tps)" "$ep" "$ed" \
