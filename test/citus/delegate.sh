@@ -11,8 +11,7 @@
 #   - a flash sale through the coordinator, 32 clients, 2,400 attempts at
 #     300 seats, delegated: exactly 300 sold, counter = bookings;
 #   - a call a client makes on the worker that holds the shard runs there
-#     without calling its twin through SPI (not on PostgreSQL 16 and later,
-#     where Citus hides what booking must ask it first);
+#     without calling its twin through SPI;
 #   - a node that is down: delegated, Citus's connection error; off cannot
 #     be turned while a worker is down; off, the call answers busy.
 set -u
@@ -80,13 +79,7 @@ out=$(npsql w1 -At -d "$CITUS_DB" -c "SET track_functions = 'all'" -c "BEGIN" \
 echo "$out" | sed 's/^/#   /'
 check_eq "a call on the worker that holds the shard answers ok" "$(echo "$out" | grep -c '^ok$')" 1
 check_eq "... (the count sees the call itself)" "$(echo "$out" | grep '^calls|')" "calls|1"
-# Citus built for PostgreSQL 16 or later hides what booking asks it before
-# it works on a shard here (shard_tables.sh): the twin is called there
-if [ "$(qn w1 "SELECT current_setting('server_version_num')::int >= 160000")" = t ]; then
-	echo "# skipped: on 16 and later the call runs its twin through Citus"
-else
-	check_eq "... without calling its twin" "$(echo "$out" | grep '^twin calls|')" "twin calls|0"
-fi
+check_eq "... without calling its twin" "$(echo "$out" | grep '^twin calls|')" "twin calls|0"
 
 # w2 down
 citus_node_stop w2
