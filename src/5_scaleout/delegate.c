@@ -31,6 +31,7 @@
 #include "utils/builtins.h"
 
 #include "booking.h"
+#include "5_scaleout/distribute.h"
 
 PG_FUNCTION_INFO_V1(booking_delegate_calls);
 
@@ -50,26 +51,6 @@ static const char *const delegable[] = {
 	"move_stay(bigint, tstzrange, text, interval)",
 	"join_waitlist(bigint, text, integer, text, jsonb)",
 };
-
-static void
-Exec(const char *sql)
-{
-	if (SPI_execute(sql, false, 0) < 0)
-		elog(ERROR, "booking.delegate_calls could not run: %s", sql);
-}
-
-/* a statement's one boolean; NULL or no row is false */
-static bool
-ExecBool(const char *sql)
-{
-	bool		isnull = true;
-	Datum		value = (Datum) 0;
-
-	Exec(sql);
-	if (SPI_processed == 1)
-		value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	return !isnull && DatumGetBool(value);
-}
 
 /* the statement that forgets the calls as distributed objects, run on each node */
 static char *
@@ -98,17 +79,17 @@ booking_delegate_calls(PG_FUNCTION_ARGS)
 	bool		enabled = PG_ARGISNULL(0) ? true : PG_GETARG_BOOL(0);
 	StringInfoData sql;
 	char	   *forget;
+	char	   *failed;
 
 	SPI_connect();
-	if (!ExecBool("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_extension "
-				  "WHERE extname OPERATOR(pg_catalog.=) 'citus')") ||
-		!ExecBool("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition "
-				  "WHERE logicalrelid OPERATOR(pg_catalog.=) 'booking.resources'::pg_catalog.regclass)"))
+	if (!BookingAdminRunBool("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_extension "
+							 "WHERE extname OPERATOR(pg_catalog.=) 'citus')") ||
+		!BookingIsDistributed("booking.resources"))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("booking.delegate_calls() needs booking distributed on Citus"),
 				 errhint("Run booking.distribute() on the coordinator first.")));
-	if (!ExecBool("SELECT pg_catalog.citus_is_coordinator()"))
+	if (!BookingAdminRunBool("SELECT pg_catalog.citus_is_coordinator()"))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("booking.delegate_calls() runs on the coordinator"),
@@ -122,7 +103,7 @@ booking_delegate_calls(PG_FUNCTION_ARGS)
 			appendStringInfo(&sql,
 							 "SELECT pg_catalog.create_distributed_function('booking.%s'::pg_catalog.regprocedure, "
 							 "'$1', colocate_with => 'booking.resources')", delegable[i]);
-			Exec(sql.data);
+			(void) BookingAdminRun(sql.data);
 		}
 		SPI_finish();
 		PG_RETURN_TEXT_P(cstring_to_text(psprintf(
@@ -138,20 +119,14 @@ booking_delegate_calls(PG_FUNCTION_ARGS)
 					 "SELECT pg_catalog.string_agg(nodename || ':' || nodeport || ': ' || result, '; ') "
 					 "FROM pg_catalog.run_command_on_workers(%s) WHERE NOT success",
 					 quote_literal_cstr(forget));
-	Exec(sql.data);
-	if (SPI_processed == 1)
-	{
-		bool		isnull;
-		Datum		failed = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-
-		if (!isnull)
-			ereport(ERROR,
-					(errcode(ERRCODE_CONNECTION_FAILURE),
-					 errmsg("booking.delegate_calls(false) could not reach every worker"),
-					 errdetail("%s", TextDatumGetCString(failed)),
-					 errhint("Call it again when every worker answers.")));
-	}
-	Exec(forget);
+	failed = BookingAdminRun(sql.data);
+	if (failed != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("booking.delegate_calls(false) could not reach every worker"),
+				 errdetail("%s", failed),
+				 errhint("Call it again when every worker answers.")));
+	(void) BookingAdminRun(forget);
 	SPI_finish();
 	PG_RETURN_TEXT_P(cstring_to_text(psprintf(
 		"%d calls are routed by booking again: a node that cannot be reached answers busy.",

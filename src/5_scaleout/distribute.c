@@ -29,6 +29,7 @@
 #include "utils/builtins.h"
 
 #include "booking.h"
+#include "5_scaleout/distribute.h"
 
 PG_FUNCTION_INFO_V1(booking_distribute);
 
@@ -72,9 +73,12 @@ static const char *const reference_tables[] = {
 	"booking.consumers"
 };
 
-/* Runs a statement; returns the first column of its first row, or NULL. */
-static char *
-Run(const char *sql)
+/*
+ * Runs an admin call's statement (distribute, delegate_calls); returns the
+ * first column of its first row, or NULL.
+ */
+char *
+BookingAdminRun(const char *sql)
 {
 	int			rc = SPI_execute(sql, false, 0);
 
@@ -85,18 +89,19 @@ Run(const char *sql)
 	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }
 
-static bool
-RunBool(const char *sql)
+bool
+BookingAdminRunBool(const char *sql)
 {
-	char	   *v = Run(sql);
+	char	   *v = BookingAdminRun(sql);
 
 	return v != NULL && strcmp(v, "t") == 0;
 }
 
-static bool
-IsDistributed(const char *table)
+/* table is distributed on Citus (which must be installed) */
+bool
+BookingIsDistributed(const char *table)
 {
-	return RunBool(psprintf("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition "
+	return BookingAdminRunBool(psprintf("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition "
 							"WHERE logicalrelid OPERATOR(pg_catalog.=) '%s'::pg_catalog.regclass)",
 							table));
 }
@@ -114,7 +119,7 @@ DistributeTables(int32 shard_count)
 	{
 		char	   *sql;
 
-		if (IsDistributed(tables[i]))
+		if (BookingIsDistributed(tables[i]))
 			continue;
 		if (i == 0)
 			sql = psprintf("SELECT pg_catalog.create_distributed_table('%s', 'home', "
@@ -122,14 +127,14 @@ DistributeTables(int32 shard_count)
 		else
 			sql = psprintf("SELECT pg_catalog.create_distributed_table('%s', 'home', "
 						   "colocate_with => 'booking.resources')", tables[i]);
-		(void) Run(sql);
+		(void) BookingAdminRun(sql);
 		distributed++;
 	}
 	for (int i = 0; i < (int) lengthof(reference_tables); i++)
 	{
-		if (IsDistributed(reference_tables[i]))
+		if (BookingIsDistributed(reference_tables[i]))
 			continue;
-		(void) Run(psprintf("SELECT pg_catalog.create_reference_table('%s')", reference_tables[i]));
+		(void) BookingAdminRun(psprintf("SELECT pg_catalog.create_reference_table('%s')", reference_tables[i]));
 		distributed++;
 	}
 	return distributed;
@@ -151,14 +156,14 @@ RegisterTwins(void)
 						 "WHERE o.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass "
 						 "AND o.objid OPERATOR(pg_catalog.=) 'booking.%s'::pg_catalog.regprocedure "
 						 "AND o.distribution_argument_index IS NOT NULL)", twins[i]);
-		if (RunBool(sql.data))
+		if (BookingAdminRunBool(sql.data))
 			continue;
 		resetStringInfo(&sql);
 		appendStringInfo(&sql,
 						 "SELECT pg_catalog.create_distributed_function('booking.%s'::pg_catalog.regprocedure, "
 						 "'home', colocate_with => 'booking.resources', force_delegation => true)",
 						 twins[i]);
-		(void) Run(sql.data);
+		(void) BookingAdminRun(sql.data);
 		registered++;
 	}
 	return registered;
@@ -183,30 +188,30 @@ booking_distribute(PG_FUNCTION_ARGS)
 				 errdetail("The shard_count given is %d.", shard_count)));
 
 	SPI_connect();
-	if (!RunBool("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_extension "
+	if (!BookingAdminRunBool("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_extension "
 				 "WHERE extname OPERATOR(pg_catalog.=) 'citus')"))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("booking.distribute() needs the citus extension"),
 				 errhint("Install Citus, add citus to shared_preload_libraries, run CREATE EXTENSION citus on every node, add the workers, then run booking.distribute() on the coordinator.")));
-	if (!RunBool("SELECT pg_catalog.citus_is_coordinator()"))
+	if (!BookingAdminRunBool("SELECT pg_catalog.citus_is_coordinator()"))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("booking.distribute() runs on the coordinator"),
 				 errhint("Call it on the node where citus_set_coordinator_host() was run.")));
-	workers = Run("SELECT pg_catalog.count(*) FROM pg_catalog.citus_get_active_worker_nodes()");
+	workers = BookingAdminRun("SELECT pg_catalog.count(*) FROM pg_catalog.citus_get_active_worker_nodes()");
 	if (workers == NULL || strcmp(workers, "0") == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the Citus cluster has no active worker"),
 				 errhint("Add one with SELECT citus_add_node(host, port), then run booking.distribute() again.")));
 
-	if (IsDistributed("booking.resources"))
+	if (BookingIsDistributed("booking.resources"))
 	{
 		int			added = DistributeTables(shard_count);
 
 		registered = RegisterTwins();
-		shards = Run("SELECT pg_catalog.count(*) FROM pg_catalog.pg_dist_shard "
+		shards = BookingAdminRun("SELECT pg_catalog.count(*) FROM pg_catalog.pg_dist_shard "
 					 "WHERE logicalrelid OPERATOR(pg_catalog.=) 'booking.resources'::pg_catalog.regclass");
 		message = psprintf("booking is already distributed over %s shards on %s workers%s%s.",
 						   shards, workers,
@@ -216,7 +221,7 @@ booking_distribute(PG_FUNCTION_ARGS)
 		PG_RETURN_TEXT_P(cstring_to_text(message));
 	}
 
-	if (RunBool("SELECT EXISTS (SELECT 1 FROM booking.resources) OR EXISTS (SELECT 1 FROM booking.bookings) "
+	if (BookingAdminRunBool("SELECT EXISTS (SELECT 1 FROM booking.resources) OR EXISTS (SELECT 1 FROM booking.bookings) "
 				"OR EXISTS (SELECT 1 FROM booking.resource_stripes) "
 				"OR EXISTS (SELECT 1 FROM booking.idempotency_keys)"))
 		ereport(ERROR,
@@ -226,10 +231,10 @@ booking_distribute(PG_FUNCTION_ARGS)
 				 errhint("Distribute a new database, then create the resources again through the API.")));
 
 	/* the TRUNCATE guard queries bookings, which a shard's trigger may not */
-	(void) Run("DROP TRIGGER IF EXISTS resources_no_orphans ON booking.resources");
-	(void) Run("SELECT pg_catalog.run_command_on_workers("
+	(void) BookingAdminRun("DROP TRIGGER IF EXISTS resources_no_orphans ON booking.resources");
+	(void) BookingAdminRun("SELECT pg_catalog.run_command_on_workers("
 			   "'DROP TRIGGER IF EXISTS resources_no_orphans ON booking.resources')");
-	(void) Run("SET LOCAL citus.enable_unsafe_triggers = on");
+	(void) BookingAdminRun("SET LOCAL citus.enable_unsafe_triggers = on");
 
 	(void) DistributeTables(shard_count);
 	registered = RegisterTwins();
