@@ -990,6 +990,8 @@ CREATE FUNCTION booking.grant_client(role regrole)
     SET search_path = pg_catalog, pg_temp
     AS $grant$
 DECLARE
+    citus boolean;
+    propagation text;
     fn text;
     ok boolean;
     failures text;
@@ -1027,15 +1029,27 @@ BEGIN
             DETAIL = 'Only a superuser or the owner of extension booking may grant the roles'' calls.';
     END IF;
     EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA booking TO %s', role);
+    -- (0.9.0) On Citus the workers get the calls' grants below.  Citus would
+    -- also send the grants of the calls it knows as distributed functions
+    -- (after delegate_calls) to the workers inside this transaction, and
+    -- the workers' own grant below would wait for them to the end.
+    citus := EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus');
+    IF citus THEN
+        propagation := pg_catalog.current_setting('citus.enable_ddl_propagation');
+        PERFORM pg_catalog.set_config('citus.enable_ddl_propagation', 'off', true);
+    END IF;
     FOREACH fn IN ARRAY calls LOOP
         EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s', fn, role);
     END LOOP;
+    IF citus THEN
+        PERFORM pg_catalog.set_config('citus.enable_ddl_propagation', propagation, true);
+    END IF;
     EXECUTE pg_catalog.format('GRANT SELECT ON booking.resources, booking.bookings TO %s', role);
     -- On a Citus coordinator, the same calls on every worker, so that the
     -- role may make them on any node (docs/scale-out.md).  Citus copies the
     -- schema's grant but not those on an extension's functions, and refuses
     -- them on a worker unless its DDL propagation is off there.
-    IF EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus') THEN
+    IF citus THEN
         EXECUTE pg_catalog.format(
             'SELECT pg_catalog.bool_and(success), pg_catalog.string_agg(nodename || '':'' || nodeport || '' '' || result, ''; '')'
             ' FROM pg_catalog.run_command_on_workers(%L)',

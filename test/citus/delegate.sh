@@ -7,7 +7,8 @@
 #   - delegated: the coordinator sends the call itself to the node that
 #     holds the resource; the sale, a stay, confirm, cancel and extend_hold
 #     answer as before; in a transaction block the twin is sent (Citus
-#     delegates nothing there);
+#     delegates nothing there); an application role's call is delegated
+#     over a connection of that role;
 #   - a flash sale through the coordinator, 32 clients, 2,400 attempts at
 #     300 seats, delegated: exactly 300 sold, counter = bookings;
 #   - a call a client makes on the worker that holds the shard runs there
@@ -19,7 +20,23 @@ cd "$(dirname "$0")"
 . ./lib.bash
 citus_script
 
-citus_db booking_citus_delegate
+DB=booking_citus_delegate
+APP=booking_delegate_app
+# the role is the cluster's, not the database's: dropped on every node after
+# the database (its grants go with it), also when an earlier run was killed
+drop_role() {
+	local node
+	[ -n "${CITUS_DIR:-}" ] && [ -f "$CITUS_DIR/ports" ] || return 0
+	for node in $CITUS_NODES; do
+		[ -S "$CITUS_DIR/$node/.s.PGSQL.$(citus_port "$node")" ] || continue
+		npsql "$node" -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" \
+			-c "DROP ROLE IF EXISTS $APP" >/dev/null 2>&1
+	done
+}
+trap 'drop_role; citus_cleanup' EXIT
+drop_role
+
+citus_db "$DB"
 if rehearsal; then
 	echo "# REHEARSAL: nothing to delegate"
 	pass "rehearsal: nothing to check"
@@ -58,6 +75,19 @@ check "the stay is cancelled, on w2's shard" "SELECT status FROM booking.booking
 out=$(coord -c "BEGIN" -c "SELECT code FROM booking.reserve_seat($r1, 'in a block')" -c "COMMIT")
 check_eq "in a transaction block the twin is sent, and answers ok" \
 	"$(sent "$out" shard_reserve_seat) $(echo "$out" | grep -c '^ok$')" "1 1"
+
+# an application role (grant_client): Citus sends its delegated call to
+# the worker over a connection of that role, not of the extension's owner
+# (the twin's route connects as the owner)
+q "CREATE ROLE $APP LOGIN" >/dev/null || fail "CREATE ROLE $APP on the coordinator"
+q "SELECT booking.grant_client('$APP')" >/dev/null
+app() { npsql coord -At -d "$CITUS_DB" -U "$APP" -c "SET citus.log_remote_commands = on" "$@" 2>&1; }
+out=$(app -c "SELECT code FROM booking.reserve_seat($r2, 'app', hold => '1 hour')")
+check_eq "a client role's call is delegated, over a connection of that role, and answers ok" \
+	"$(sent "$out" reserve_seat) $(echo "$out" | grep -c "on server $APP@") $(echo "$out" | tail -1)" "1 1 ok"
+held=$(q "SELECT id FROM booking.bookings WHERE guest = 'app'")
+out=$(app -c "SELECT code FROM booking.confirm($held)")
+check_eq "... and so is its confirm" "$(sent "$out" confirm) $(echo "$out" | tail -1)" "1 ok"
 
 # a flash sale through the coordinator, every call delegated
 sale=$(resource_on w2 'delegated sale' 300) || { fail "a sale on w2"; citus_done; }
