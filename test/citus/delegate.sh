@@ -22,19 +22,10 @@ citus_script
 
 DB=booking_citus_delegate
 APP=booking_delegate_app
-# the role is the cluster's, not the database's: dropped on every node after
-# the database (its grants go with it), also when an earlier run was killed
-drop_role() {
-	local node
-	[ -n "${CITUS_DIR:-}" ] && [ -f "$CITUS_DIR/ports" ] || return 0
-	for node in $CITUS_NODES; do
-		[ -S "$CITUS_DIR/$node/.s.PGSQL.$(citus_port "$node")" ] || continue
-		npsql "$node" -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" \
-			-c "DROP ROLE IF EXISTS $APP" >/dev/null 2>&1
-	done
-}
-trap 'drop_role; citus_cleanup' EXIT
-drop_role
+# the role: dropped with the database on every node, also when an earlier
+# run was killed
+trap 'citus_drop_roles "$DB" "$APP"; citus_cleanup' EXIT
+citus_drop_roles "$DB" "$APP"
 
 citus_db "$DB"
 if rehearsal; then

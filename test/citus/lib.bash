@@ -332,6 +332,22 @@ citus_db_drop() {
 	done
 }
 
+# citus_drop_roles "DB..." "ROLE...": on every node that is up, drops the
+# databases and then the roles (a role is the cluster's, not a database's,
+# and its grants go with the databases).  A script that makes roles calls it
+# first (a run that was killed left them) and in its EXIT trap.
+citus_drop_roles() {
+	local node db
+	[ -n "${CITUS_DIR:-}" ] && [ -f "$CITUS_DIR/ports" ] || return 0
+	for node in $CITUS_NODES; do
+		[ -S "$CITUS_DIR/$node/.s.PGSQL.$(citus_port "$node")" ] || continue
+		for db in $1; do
+			npsql "$node" -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1
+		done
+		npsql "$node" -d postgres -c "DROP ROLE IF EXISTS ${2// /, }" >/dev/null 2>&1
+	done
+}
+
 # snapshot: copies the booking tables into local tables of the coordinator
 # (chk_resources, chk_bookings, chk_stripes) for checks that join them:
 # a join of the distributed tables on a column other than their

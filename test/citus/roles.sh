@@ -80,19 +80,9 @@ AD=booking_roles_admin
 MAIN_DB=booking_citus_roles
 FRESH_DB=booking_citus_roles_fresh
 
-# the roles are the cluster's, not the database's: dropped on every node
-# after the databases (their grants go with them), also when an earlier run
-# was killed
-drop_roles() {
-	local node
-	[ -n "${CITUS_DIR:-}" ] && [ -f "$CITUS_DIR/ports" ] || return 0
-	for node in $CITUS_NODES; do
-		[ -S "$CITUS_DIR/$node/.s.PGSQL.$(citus_port "$node")" ] || continue
-		npsql "$node" -d postgres -c "DROP DATABASE IF EXISTS $MAIN_DB WITH (FORCE)" \
-			-c "DROP DATABASE IF EXISTS $FRESH_DB WITH (FORCE)" \
-			-c "DROP ROLE IF EXISTS $CL, $RL, $AD" >/dev/null 2>&1
-	done
-}
+# the roles: dropped with the databases on every node, also when an earlier
+# run was killed
+drop_roles() { citus_drop_roles "$MAIN_DB $FRESH_DB" "$CL $RL $AD"; }
 trap 'drop_roles; citus_cleanup' EXIT
 drop_roles
 

@@ -245,15 +245,7 @@ npsql coord -d "$CITUS_DB" -c "SET citus.log_remote_commands = on" -c "SET clien
 # itself or on the other one.  A role granted on the coordinator may call
 # there (Citus copies the grants of the extension's functions to the workers)
 # the role is the cluster's: dropped on every node after the database
-drop_app() {
-	local node
-	for node in $CITUS_NODES; do
-		[ -S "$CITUS_DIR/$node/.s.PGSQL.$(citus_port "$node")" ] || continue
-		npsql "$node" -d postgres -c "DROP DATABASE IF EXISTS $CITUS_DB WITH (FORCE)" \
-			-c "DROP ROLE IF EXISTS routing_app" >/dev/null 2>&1
-	done
-}
-trap 'drop_app; citus_cleanup' EXIT
+trap 'citus_drop_roles "$CITUS_DB" routing_app; citus_cleanup' EXIT
 q "CREATE ROLE routing_app LOGIN" >/dev/null 2>&1
 q "SELECT booking.grant_client('routing_app')" >/dev/null ||
 	fail "grant_client on the coordinator"
