@@ -12,7 +12,7 @@
 # theirs in the chroot's /tmp.  Nothing of it touches the host's PostgreSQL.
 #
 #   chroot_suite MAJOR          the Debian suite of a major
-#   chroot_ready MAJOR          makes (or finds) the chroot; sets CHROOT
+#   chroot_ready MAJOR          makes (or finds, or waits for) the chroot; sets CHROOT
 #   chroot_mount / chroot_umount   /proc and /dev for the time of a stage
 #   in_chroot CMD...            runs CMD in it, as root, in /build/booking
 
@@ -57,9 +57,22 @@ in_chroot() {
 		bash -c "cd /build/booking 2>/dev/null || cd /; $*"
 }
 
+# one maker at a time per suite: test/run.sh makes the chroots in the
+# background from its start, and a stage that needs one waits for it here
 chroot_ready() {
-	local m=$1 suite want tmp
+	local m=$1 suite lock rc
 	suite=$(chroot_suite "$m") || { echo "no Debian suite known for PostgreSQL $m" >&2; return 1; }
+	mkdir -p "$CHROOT_CACHE"
+	exec {lock}>"$CHROOT_CACHE/.$suite.lock"
+	flock "$lock"
+	chroot_make "$m" "$suite"
+	rc=$?
+	exec {lock}>&-
+	return $rc
+}
+
+chroot_make() {
+	local m=$1 suite=$2 want tmp
 	CHROOT=$CHROOT_CACHE/$suite
 	want=$(chroot_packages "$m" | tr '\n' ' ')
 	if [ -f "$CHROOT/.booking-ready" ] && [ "$(cat "$CHROOT/.booking-ready")" = "$want" ]; then
