@@ -960,6 +960,26 @@ scenario_relays() {
 	done
 }
 
+# interval_tps PREFIX OUTPUT COUNT SECONDS: the transactions/s of each of
+# COUNT intervals of SECONDS, one a line, from pgbench's aggregate logs
+# PREFIX.* (a line per interval and thread: start, transactions, ...) and
+# its output OUTPUT.  The last interval is pgbench's own count less the
+# others: a thread's log may lack its last line (seen on a slow machine,
+# which stopped the scenario with an empty sum)
+interval_tps() {
+	local prefix=$1 out=$2 count=$3 secs=$4 i n f sum=0 total
+	total=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out")
+	for ((i = 1; i < count; i++)); do
+		n=0
+		for f in "$prefix".*; do
+			n=$((n + $(sed -n "${i}p" "$f" | awk 'BEGIN { v = 0 } { v = $2 + 0 } END { print v }')))
+		done
+		sum=$((sum + n))
+		echo $((n / secs))
+	done
+	echo $(((${total:-0} - sum) / secs))
+}
+
 # the tables whose sizes each side of the snapshot scenario reports
 declare -A SNAP_RELS=(
 	[booking]="booking.resources booking.bookings booking.idempotency_keys booking.events booking.deliveries"
@@ -1041,14 +1061,10 @@ snap_run() {
 	SNAP_HELD[$side]=$(held_snapshots "$db")
 	rm -f "$work/snap.on"
 	[ -z "$holder" ] || wait "$holder"
-	# an aggregate log line per interval and thread: start, transactions, ...;
-	# interval i is the i-th line of each thread's log
-	for ((i = 1; i <= SNAP_SECONDS / SNAP_INTERVAL; i++)); do
-		n=0
-		for f in "$work"/snap_log.*; do
-			n=$((n + $(sed -n "${i}p" "$f" | awk '{ print $2 + 0 }')))
-		done
-		SNAP_TPS[$side@$i]=$((n / SNAP_INTERVAL))
+	i=1
+	for n in $(interval_tps "$work/snap_log" "$work/snap.out" $((SNAP_SECONDS / SNAP_INTERVAL)) "$SNAP_INTERVAL"); do
+		SNAP_TPS[$side@$i]=$n
+		i=$((i + 1))
 	done
 	if [ "$side" = booking ] || [ "$side" = control ]; then
 		f="SELECT acked_at FROM booking.deliveries WHERE acked_at IS NOT NULL"
@@ -1162,14 +1178,7 @@ hotsnap_run() {
 		TARGETS+=("hotsnap: $script: the REPEATABLE READ snapshot was held to the end: FAIL")
 	rm -f "$work/hotsnap.on"
 	wait "$HOLDER"
-	HOTSNAP_TPS=""
-	for ((i = 1; i <= HOTSNAP_SECONDS / 10; i++)); do
-		n=0
-		for f in "$work"/hotsnap_log.*; do
-			n=$((n + $(sed -n "${i}p" "$f" | awk '{ print $2 + 0 }')))
-		done
-		HOTSNAP_TPS="$HOTSNAP_TPS $((n / 10))"
-	done
+	HOTSNAP_TPS=" $(interval_tps "$work/hotsnap_log" "$work/hotsnap.out" $((HOTSNAP_SECONDS / 10)) 10 | tr '\n' ' ')"
 	# the aggregate log leaves out the last instants; pgbench's count has them
 	HOTSNAP_DONE=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/hotsnap.out")
 }
