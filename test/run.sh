@@ -417,9 +417,12 @@ for stage in "${stages[@]}"; do
 	# runs out, signals the whole group: TERM (the scripts' traps stop their
 	# clusters and drop their databases), then KILL 15 s later
 	# the stage's output is kept too, for the failures the summary repeats
+	exec {teefd}> >(tee "$RUN_TMP/$stage.log")
+	teepid=$!
 	BOOKING_STAGE_TAG=$tag timeout --kill-after=15 "$limit" bash test/run.sh --stage "$stage" "$countfile" </dev/null \
-		> >(tee "$RUN_TMP/$stage.log") 2>&1 &
+		>&"$teefd" 2>&1 &
 	tpid=$!
+	exec {teefd}>&-
 	wait "$tpid"
 	rc=$?
 	tpid=
@@ -452,6 +455,12 @@ for stage in "${stages[@]}"; do
 			line="FAIL: $stage ($p passed, $f failed, exit $rc, $took s)"
 		fi
 	fi
+	# the stage's last lines before its verdict (tee ends once nothing of
+	# the stage holds its pipe; a process that escaped is not waited for)
+	for ((teewait = 0; teewait < 50; teewait++)); do
+		kill -0 "$teepid" 2>/dev/null || break
+		sleep 0.1
+	done
 	echo "$line"
 	summary+=("$line")
 	total_passed=$((total_passed + p))
