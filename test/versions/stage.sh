@@ -16,8 +16,9 @@
 #      also citus, with Citus built in the chroot) with BOOKING_SKIP_BUILD=1:
 #      against the installed package, not a make install.  Shorter than
 #      15's full run, to keep the whole run near 45 minutes: the timed
-#      stress tests run half as long (slots 10 + 4 s, room_race and series
-#      5 s a phase, move_buffers 10 s), and Citus runs the scripts whose
+#      stress tests run half as long (slots 10 + 4 s, room_race 5 s a
+#      phase, move_buffers 10 s; series makes 40 attempts a client, not 60),
+#      and Citus runs the scripts whose
 #      subject differs by version (CITUS_ON_VERSION: distribution and the
 #      twins, the regress file, a dead node, routed plans, the amend calls,
 #      the outbox's tables, grants, metadata), not the concurrency scripts,
@@ -176,7 +177,7 @@ CHROOT_ENV="BOOKING_STAGE_TAG=${BOOKING_STAGE_TAG:-} BOOKING_SKIP_BUILD=1 BOOKIN
 	BOOKING_PG_BIN=/usr/lib/postgresql/$m/bin BOOKING_TEST_PORT=${BOOKING_VERSION_PORT:-54429}
 	BOOKING_TIMEOUT_TOTAL=${BOOKING_VERSION_BUDGET:-1500}
 	SLOTS_SECONDS=${SLOTS_SECONDS:-10} SLOTS_CHURN_SECONDS=${SLOTS_CHURN_SECONDS:-4}
-	ROOM_RACE_SECONDS=${ROOM_RACE_SECONDS:-5} SERIES_SECONDS=${SERIES_SECONDS:-5}
+	ROOM_RACE_SECONDS=${ROOM_RACE_SECONDS:-5} SERIES_ATTEMPTS=${SERIES_ATTEMPTS:-40}
 	MOVE_BUFFERS_SECONDS=${MOVE_BUFFERS_SECONDS:-10}
 	BOOKING_CITUS_SCRIPTS=${BOOKING_VERSION_CITUS:-$CITUS_ON_VERSION}"
 CHROOT_ENV=$(echo $CHROOT_ENV)
