@@ -263,7 +263,9 @@ SELECT resource_id, count(*) AS events, min(seq), max(seq),
 FROM (SELECT resource_id, seq, row_number() OVER (PARTITION BY resource_id ORDER BY id) AS rn
       FROM booking.events) s
 GROUP BY resource_id ORDER BY resource_id;
-SELECT resource_id, last_seq FROM booking.event_heads WHERE resource_id > 0 ORDER BY resource_id;
+-- the numbering writes no head row: a resource's last number is its highest
+-- numbered event (event_heads keeps only what the purge removes)
+SELECT count(*) FILTER (WHERE resource_id > 0) AS heads_written FROM booking.event_heads;
 -- a second claim gets the next 5, not the leased ones
 CREATE TEMP TABLE got2 AS SELECT * FROM booking.claim_events('relay', 5);
 SELECT count(*) AS claimed, count(*) FILTER (WHERE event_id IN (SELECT event_id FROM got)) AS overlap,
@@ -378,10 +380,20 @@ SELECT count(*) = :events_before AS none_purged FROM booking.events;
 SET booking.event_retention = '1s';
 SHOW booking.event_retention;
 -- everything is a day old now
+SELECT max(seq) AS show_last FROM booking.events WHERE resource_id = 1 \gset
 UPDATE booking.events SET created_at = created_at - interval '1 day';
 SELECT booking.hold_expire();
 SELECT id > 0 AS kept, guest, kind FROM booking.events ORDER BY id;
 SELECT consumer, acked_at IS NOT NULL AS acked FROM booking.deliveries;
+-- the numbering goes on after what the purge removed: resource 1 has no
+-- event left, and its next one is numbered after its last purged one
+SELECT count(*) AS show_events_left FROM booking.events WHERE resource_id = 1;
+SELECT last_seq = :show_last AS head_kept FROM booking.event_heads WHERE resource_id = 1;
+INSERT INTO booking.events (home, id, resource_id, kind, created_at)
+VALUES (0, nextval('booking.events_id_seq'), 1, 'reserved', clock_timestamp());
+CREATE TEMP TABLE after_purge AS SELECT * FROM booking.claim_events('relay', 10000);
+SELECT resource_id, seq = :show_last + 1 AS numbered_after_the_purged FROM after_purge;
+SELECT booking.ack_events('relay', lease_token, ARRAY[event_id]) AS acked FROM after_purge;
 -- unnumbered events while no consumer exists are purged too
 SELECT booking.drop_consumer('relay');
 SELECT ok, code FROM booking.reserve_seat(6, 'nobody listens', 1);

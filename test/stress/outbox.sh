@@ -13,7 +13,7 @@
 #     (reserved; confirmed iff a confirm answered ok; cancelled iff it ends
 #     cancelled; expired iff it ends expired), and each kind's total matches;
 #   - no event comes from a rolled-back call;
-#   - each resource's seq is exactly 1..count, and event_heads agrees;
+#   - each resource's seq is exactly 1..count, and no head row was written;
 #   - each consumer has one delivery per event, acknowledged, and the relays'
 #     acks acknowledged each event exactly once (ack_events' counts sum to the
 #     events; each event is in exactly one ack's written rows);
@@ -163,10 +163,10 @@ check "every booking a rolled-back transaction cancelled exists, and is cancelle
 check "every resource's seq is exactly 1..count (no NULL, no gap, no duplicate)" \
 	"SELECT count(*) FROM (SELECT resource_id FROM booking.events GROUP BY resource_id
 	   HAVING count(seq) <> count(*) OR min(seq) <> 1 OR max(seq) <> count(*) OR count(DISTINCT seq) <> count(*)) s" 0
-check "event_heads.last_seq = the last seq of each resource" \
-	"SELECT count(*) FROM (SELECT resource_id, max(seq) m FROM booking.events GROUP BY resource_id) e
-	   FULL JOIN (SELECT resource_id, last_seq FROM booking.event_heads WHERE resource_id <> 0) h USING (resource_id)
-	  WHERE h.last_seq IS DISTINCT FROM e.m" 0
+# a resource's head is its last numbered event: only the purge (none here)
+# writes a head row
+check "the numbering wrote no head row" \
+	"SELECT count(*) FROM booking.event_heads WHERE resource_id <> 0" 0
 
 # deliveries and acks
 for c in mail audit; do
