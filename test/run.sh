@@ -327,7 +327,9 @@ if [ -n "$majors" ]; then
 		</dev/null >"$RUN_TMP/chroots.log" 2>&1 &
 	chroots=$!
 fi
-trap '[ -n "$chroots" ] && kill -TERM -- -"$chroots" 2>/dev/null; rm -rf "$RUN_TMP"; booking_cluster_stop' EXIT
+# the maker's group is stopped only while its leader still runs: a group id
+# that ended long ago could by then be another's
+trap '[ -n "$chroots" ] && kill -0 "$chroots" 2>/dev/null && kill -TERM -- -"$chroots" 2>/dev/null; rm -rf "$RUN_TMP"; booking_cluster_stop' EXIT
 total_passed=0
 total_failed=0
 summary=()
