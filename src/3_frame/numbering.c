@@ -7,9 +7,9 @@
  *	  sequencer row lock it gives each resource's new rows the next numbers
  *	  of that resource (after its highest numbered row, or the last number
  *	  the purge removed, kept in event_heads), and one delivery row per
- *	  registered consumer.  A row that commits late, after rows with higher ids were
- *	  delivered, is simply numbered later: nothing is read by position, so
- *	  nothing can be skipped.  Whoever finds the sequencer row locked skips
+ *	  registered consumer.  A row that commits late, after rows with higher
+ *	  ids were delivered, is simply numbered later: nothing is read by
+ *	  position, so nothing can be skipped.  Whoever finds the sequencer row locked skips
  *	  numbering (another one is doing it) and never waits.
  *
  *	  Who numbers: a claim (6_calls/claims.c) made in a transaction of its
@@ -87,11 +87,12 @@ static BookingPlan fresh_plan = {
  * A resource's head, the last number it gave: the highest seq of its events
  * (one step down the numbered rows' unique index from the resource's end),
  * or the last one the purge removed (event_heads), whichever is higher.
- * The numbering writes no head: 0.9.0's numbering updated a head row per
- * resource per batch, and behind a long snapshot, where no version is
- * removed, each upsert and each read walked every version of its row (375
- * a row after 3 minutes of a busy day's mix): 6% of the server's CPU in
- * that run's third minute.  One row per resource, in the order given.
+ * The numbering writes no head: an upsert of a head row per resource and
+ * batch left about a version per event, and behind a long snapshot, where
+ * no version is removed, each upsert and each read walked every version of
+ * its row (375 a row after 3 minutes of a busy day's mix): 6% of the
+ * server's CPU in that run's third minute.  One row per resource, in the
+ * order given.
  */
 static BookingPlan heads_plan = {
 	"SELECT h.r, GREATEST(COALESCE(x.last_seq, 0), COALESCE((SELECT e.seq FROM booking.events e "
