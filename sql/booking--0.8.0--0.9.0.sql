@@ -377,3 +377,7 @@ CREATE FUNCTION booking.delegate_calls(enabled boolean DEFAULT true)
 REVOKE ALL ON FUNCTION booking.delegate_calls(boolean) FROM PUBLIC;
 COMMENT ON FUNCTION booking.delegate_calls(boolean) IS
 'on a Citus coordinator: Citus sends a call of one resource, pool or booking made as a statement of its own to its node in one round trip (a node that cannot be reached then fails it with Citus''s error instead of busy); false undoes it';
+
+-- (0.9.0) the numbering writes no head row per resource: a resource's last
+-- number is its highest numbered event, or what the purge kept here
+COMMENT ON TABLE booking.event_heads IS 'per resource, the last sequence number of the events the purge removed (the numbering gives the next number above it and above the resource''s numbered events); the row with resource_id 0 is the home''s sequencer lock';

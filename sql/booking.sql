@@ -318,7 +318,7 @@ COMMENT ON TABLE booking.resource_stripes IS
 'free seats of a striped resource, split over rows that buyers lock independently';
 COMMENT ON TABLE booking.idempotency_keys IS 'stored results of calls made with an idempotency key';
 COMMENT ON TABLE booking.events IS 'the outbox: one row per state change, written in the same transaction';
-COMMENT ON TABLE booking.event_heads IS 'the last sequence number given to each resource''s events';
+COMMENT ON TABLE booking.event_heads IS 'per resource, the last sequence number of the events the purge removed (the numbering gives the next number above it and above the resource''s numbered events); the row with resource_id 0 is the home''s sequencer lock';
 COMMENT ON TABLE booking.consumers IS 'the consumers of the outbox; each gets every event numbered after it registered';
 COMMENT ON TABLE booking.secrets IS 'the key of forget_guest''s pseudonyms; never grant it';
 COMMENT ON TABLE booking.deliveries IS 'per consumer and event: its lease and whether it was acknowledged';
