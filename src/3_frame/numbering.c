@@ -270,23 +270,26 @@ FreshRows(int64 home, int32 batch, bool number)
 	return n;
 }
 
-/* an unnumbered row of a batch */
-typedef struct FreshRow
+/*
+ * An event of a batch by its resource: an unnumbered row (key: its id), or
+ * a purged one (key: its seq).  Sorted by resource, then key.
+ */
+typedef struct ResourceRow
 {
-	int64		id;
 	int64		resource;
-} FreshRow;
+	int64		key;
+} ResourceRow;
 
 static int
-CompareFresh(const void *a, const void *b)
+CompareResourceRows(const void *a, const void *b)
 {
-	const FreshRow *x = (const FreshRow *) a;
-	const FreshRow *y = (const FreshRow *) b;
+	const ResourceRow *x = (const ResourceRow *) a;
+	const ResourceRow *y = (const ResourceRow *) b;
 
 	if (x->resource != y->resource)
 		return x->resource < y->resource ? -1 : 1;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
 	return 0;
 }
 
@@ -303,7 +306,7 @@ BookingNumberEvents(int64 home, int32 batch)
 	int			n;
 	int			nheads = 0;
 	int			k;
-	FreshRow   *rows;
+	ResourceRow *rows;
 	Datum	   *resources;
 	Datum	   *seqs;
 	Datum	   *ids;
@@ -323,18 +326,18 @@ BookingNumberEvents(int64 home, int32 batch)
 	n = FreshRows(home, batch, true);
 	if (n == 0)
 		return 0;
-	rows = palloc(sizeof(FreshRow) * n);
+	rows = palloc(sizeof(ResourceRow) * n);
 	for (int i = 0; i < n; i++)
 	{
-		rows[i].id = BookingGetInt64(i, 1, NULL);
+		rows[i].key = BookingGetInt64(i, 1, NULL);
 		rows[i].resource = BookingGetInt64(i, 2, NULL);
 	}
 
 	/* by resource, in commit-visible id order within each */
-	qsort(rows, n, sizeof(FreshRow), CompareFresh);
+	qsort(rows, n, sizeof(ResourceRow), CompareResourceRows);
 	ids = palloc(sizeof(Datum) * n);
 	for (int i = 0; i < n; i++)
-		ids[i] = Int64GetDatum(rows[i].id);
+		ids[i] = Int64GetDatum(rows[i].key);
 	resources = palloc(sizeof(Datum) * n);
 	seqs = palloc(sizeof(Datum) * n);
 	for (int i = 0; i < n; i++)
@@ -400,26 +403,6 @@ BookingNumberAll(int32 batch)
 	return total;
 }
 
-/* a purged event's resource and number, for the heads it leaves */
-typedef struct PurgedRow
-{
-	int64		resource;
-	int64		seq;
-} PurgedRow;
-
-static int
-ComparePurged(const void *a, const void *b)
-{
-	const PurgedRow *x = (const PurgedRow *) a;
-	const PurgedRow *y = (const PurgedRow *) b;
-
-	if (x->resource != y->resource)
-		return x->resource < y->resource ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	return 0;
-}
-
 /*
  * hold_expire's purge of one home's old events; returns how many went.  The
  * last number of each resource it removes goes to event_heads in the same
@@ -432,7 +415,7 @@ BookingPurgeEvents(int64 home, TimestampTz now, int32 batch)
 		TimestampTzGetDatum(now - (int64) booking_event_retention_s * USECS_PER_SEC),
 	Int32GetDatum(batch)};
 	int			n = BookingExecute(&purge_plan, values, NULL, false, 0);
-	PurgedRow  *rows;
+	ResourceRow *rows;
 	Datum	   *resources;
 	Datum	   *seqs;
 	int			numbered = 0;
@@ -440,7 +423,7 @@ BookingPurgeEvents(int64 home, TimestampTz now, int32 batch)
 
 	if (n == 0)
 		return 0;
-	rows = palloc(sizeof(PurgedRow) * n);
+	rows = palloc(sizeof(ResourceRow) * n);
 	for (int i = 0; i < n; i++)
 	{
 		bool		isnull;
@@ -449,11 +432,11 @@ BookingPurgeEvents(int64 home, TimestampTz now, int32 batch)
 		if (isnull)
 			continue;			/* unnumbered: no consumer ever needed it */
 		rows[numbered].resource = BookingGetInt64(i, 1, NULL);
-		rows[numbered++].seq = seq;
+		rows[numbered++].key = seq;
 	}
 	if (numbered > 0)
 	{
-		qsort(rows, numbered, sizeof(PurgedRow), ComparePurged);
+		qsort(rows, numbered, sizeof(ResourceRow), CompareResourceRows);
 		resources = palloc(sizeof(Datum) * numbered);
 		seqs = palloc(sizeof(Datum) * numbered);
 		/* sorted: each resource's last row has its highest number */
@@ -461,7 +444,7 @@ BookingPurgeEvents(int64 home, TimestampTz now, int32 batch)
 			if (i == numbered - 1 || rows[i].resource != rows[i + 1].resource)
 			{
 				resources[nheads] = Int64GetDatum(rows[i].resource);
-				seqs[nheads++] = Int64GetDatum(rows[i].seq);
+				seqs[nheads++] = Int64GetDatum(rows[i].key);
 			}
 		values[1] = PointerGetDatum(construct_array(resources, nheads, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 		values[2] = PointerGetDatum(construct_array(seqs, nheads, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
