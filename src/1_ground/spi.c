@@ -58,14 +58,52 @@ PlanFor(BookingPlan *plan)
 	return plan->plan;
 }
 
+/*
+ * A plan marked by_index is made, and run, with sequential and bitmap scans
+ * off: the outbox's tables can be empty, or analyzed while empty, when a
+ * backend first runs a statement on them, and hold a backlog of hundreds
+ * of thousands of rows a minute later.  A kept plan is made again only when
+ * its table is analyzed, and the plan of an empty table reads every row
+ * and sorts them: each claim of a relay that had started on an empty
+ * outbox read the whole backlog.  Each such statement reads key ranges of
+ * an index, whatever the statistics say.  (Joins stay free: with hash
+ * joins off, the numbering's batch was joined to the unnumbered rows in a
+ * nested loop the wrong way round.)  The plan cache may make the plan again
+ * at any run, so the settings hold for the run.  Returns the GUC nest level
+ * to end, or -1.
+ */
+static int
+ByIndexBegin(BookingPlan *plan)
+{
+	int			nestlevel;
+
+	if (!plan->by_index)
+		return -1;
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("enable_bitmapscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	return nestlevel;
+}
+
+static void
+ByIndexEnd(int nestlevel)
+{
+	if (nestlevel >= 0)
+		AtEOXact_GUC(true, nestlevel);
+}
+
 /* Runs a kept plan; returns the number of rows processed. */
 int
 BookingExecute(BookingPlan *plan, Datum *values, const char *nulls,
 			   bool read_only, long tcount)
 {
 	int			rc;
+	int			nestlevel = ByIndexBegin(plan);
 
 	rc = SPI_execute_plan(PlanFor(plan), values, nulls, read_only, tcount);
+	ByIndexEnd(nestlevel);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s",
 			 plan->sql, SPI_result_code_string(rc));
@@ -81,10 +119,12 @@ int
 BookingExecuteLatest(BookingPlan *plan, Datum *values, const char *nulls, long tcount)
 {
 	int			rc;
+	int			nestlevel = ByIndexBegin(plan);
 
 	rc = SPI_execute_snapshot(PlanFor(plan), values, nulls,
 							  GetLatestSnapshot(), InvalidSnapshot,
 							  true, false, tcount);
+	ByIndexEnd(nestlevel);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_snapshot failed for \"%s\": %s",
 			 plan->sql, SPI_result_code_string(rc));
@@ -100,10 +140,12 @@ BookingExecuteWith(BookingPlan *plan, Datum *values, const char *nulls,
 				   Snapshot snapshot, long tcount)
 {
 	int			rc;
+	int			nestlevel = ByIndexBegin(plan);
 
 	rc = SPI_execute_snapshot(PlanFor(plan), values, nulls,
 							  snapshot, InvalidSnapshot,
 							  false, false, tcount);
+	ByIndexEnd(nestlevel);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_snapshot failed for \"%s\": %s",
 			 plan->sql, SPI_result_code_string(rc));
@@ -123,6 +165,7 @@ BookingExecuteCommitted(BookingPlan *plan, Datum *values, const char *nulls, lon
 	int			rc;
 	int			nestlevel = NewGUCNestLevel();
 
+	(void) ByIndexBegin(plan);	/* ended with the level below */
 	/* an index-only scan trusts the visibility map, which needs MVCC */
 	(void) set_config_option("enable_indexonlyscan", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);

@@ -18,6 +18,7 @@ typedef struct BookingPlan
 	Oid			argtypes[16];
 	SPIPlanPtr	plan;
 	int			cursor_options; /* e.g. CURSOR_OPT_GENERIC_PLAN; 0 by default */
+	bool		by_index;		/* planned with sequential and bitmap scans off */
 } BookingPlan;
 
 extern void BookingSpiCustomPlans(bool on);

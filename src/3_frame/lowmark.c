@@ -27,7 +27,7 @@
 /* the highest id a snapshot shows (see LowMark) */
 static BookingPlan last_id_plan = {
 	"SELECT pg_catalog.max(id) FROM booking.events WHERE home OPERATOR(pg_catalog.=) $1",
-	1, {INT8OID}
+	1, {INT8OID}, NULL, 0, true
 };
 
 /*

@@ -80,7 +80,7 @@ static BookingPlan lock_sequencer_plan = {
 static BookingPlan fresh_plan = {
 	"SELECT id, resource_id FROM booking.events WHERE home OPERATOR(pg_catalog.=) $1 AND seq IS NULL "
 	"AND id OPERATOR(pg_catalog.>=) $3 ORDER BY id LIMIT $2",
-	3, {INT8OID, INT4OID, INT8OID}
+	3, {INT8OID, INT4OID, INT8OID}, NULL, 0, true
 };
 
 /*
@@ -101,7 +101,7 @@ static BookingPlan heads_plan = {
 	"FROM pg_catalog.unnest($2) WITH ORDINALITY AS h(r, o) "
 	"LEFT JOIN booking.event_heads x ON x.home OPERATOR(pg_catalog.=) $1 "
 	"AND x.resource_id OPERATOR(pg_catalog.=) h.r ORDER BY h.o",
-	2, {INT8OID, INT8ARRAYOID}
+	2, {INT8OID, INT8ARRAYOID}, NULL, 0, true
 };
 
 /*

@@ -53,7 +53,7 @@ PG_FUNCTION_INFO_V1(booking_ack_events);
 /* committed rows that wait for a number (the latest snapshot) */
 static BookingPlan unnumbered_plan = {
 	"SELECT EXISTS (SELECT 1 FROM booking.events WHERE home OPERATOR(pg_catalog.=) $1 AND seq IS NULL)",
-	1, {INT8OID}
+	1, {INT8OID}, NULL, 0, true
 };
 
 /*
@@ -88,7 +88,7 @@ static BookingPlan claim_plan = {
 	"AND e.id OPERATOR(pg_catalog.>=) (SELECT lo FROM bounds) "
 	"AND e.id OPERATOR(pg_catalog.<=) (SELECT hi FROM bounds) "
 	"ORDER BY e.resource_id, e.seq",
-	7, {INT8OID, TEXTOID, TIMESTAMPTZOID, INT4OID, INT8OID, TIMESTAMPTZOID, INT8OID}
+	7, {INT8OID, TEXTOID, TIMESTAMPTZOID, INT4OID, INT8OID, TIMESTAMPTZOID, INT8OID}, NULL, 0, true
 };
 
 /*
@@ -110,7 +110,7 @@ static BookingPlan claim_plan = {
 static BookingPlan lowest_open_plan = {
 	"SELECT pg_catalog.min(event_id) FROM booking.deliveries WHERE home OPERATOR(pg_catalog.=) $1 "
 	"AND consumer OPERATOR(pg_catalog.=) $2 AND acked_at IS NULL AND event_id OPERATOR(pg_catalog.>=) $3",
-	3, {INT8OID, TEXTOID, INT8OID}
+	3, {INT8OID, TEXTOID, INT8OID}, NULL, 0, true
 };
 
 /* a consumer's name is at most 200 bytes (consumers.c) */
@@ -154,7 +154,7 @@ static BookingPlan ack_plan = {
 	"AND event_id OPERATOR(pg_catalog.>=) $6 AND event_id OPERATOR(pg_catalog.<=) $7 "
 	"AND event_id OPERATOR(pg_catalog.=) ANY ($5) AND acked_at IS NULL "
 	"AND lease_token OPERATOR(pg_catalog.=) $3",
-	7, {INT8OID, TEXTOID, INT8OID, TIMESTAMPTZOID, INT8ARRAYOID, INT8OID, INT8OID}
+	7, {INT8OID, TEXTOID, INT8OID, TIMESTAMPTZOID, INT8ARRAYOID, INT8OID, INT8OID}, NULL, 0, true
 };
 
 static BookingPlan token_plan = {
