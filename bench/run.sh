@@ -84,7 +84,7 @@
 #   BENCH_THREADS      pgbench threads at most (default 2)
 #   BENCH_SNAPSHOT_SECONDS, BENCH_SNAPSHOT_INTERVAL, BENCH_SNAPSHOT_CLIENTS
 #                      the snapshot scenario's run, interval and clients
-#                      (default 180, 60 and 32: about 14 minutes)
+#                      (default 180, 60 and 32: about 13 minutes)
 #   BENCH_BUILD=0      use the installed extension, do not build and install
 #   BENCH_PLOT         where the plot goes (default docs/img/throughput.png)
 #   BOOKING_BENCH_PORT port of the private cluster (default 54360)
