@@ -29,8 +29,15 @@
 #include "4_inventory/counter.h"
 #include "4_inventory/line.h"
 #include "5_scaleout/remote.h"
+#include "6_calls/expire.h"
 
 PG_FUNCTION_INFO_V1(booking_hold_expire);
+
+/*
+ * Whether the last hold_expire of this backend used up its batch: holds
+ * expired, keys purged, or one home's events purged; more may be waiting.
+ */
+static bool expire_filled = false;
 
 static BookingPlan lapsed_resources_plan = {
 	"SELECT DISTINCT s.resource_id FROM (SELECT resource_id FROM booking.bookings "
@@ -108,7 +115,7 @@ TendHome(void *arg)
 	PurgeArgs  *pa = (PurgeArgs *) arg;
 
 	(void) BookingWaitlistServeHome(pa->home, pa->now, pa->batch);
-	(void) BookingPurgeEvents(pa->home, pa->now, pa->batch);
+	pa->purged = BookingPurgeEvents(pa->home, pa->now, pa->batch);
 }
 
 /* the work of hold_expire in one home (shard.c): on one server, all of it */
@@ -121,6 +128,7 @@ typedef struct HomeArgs
 	int32		tend;			/* events to purge, lines to serve: the batch */
 	int64		expired;
 	int64		purged;
+	bool		events_filled;	/* the events' purge used up its batch */
 } HomeArgs;
 
 static void
@@ -174,6 +182,7 @@ ExpireHome(void *arg)
 			(void) BookingRunGuarded(TendHome, &pa);
 		else
 			TendHome(&pa);
+		ha->events_filled = pa.purged >= ha->tend;
 	}
 }
 
@@ -224,9 +233,11 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 	int64		purged = 0;
 	int			unreachable = 0;
 	int			moving = 0;
+	bool		events_filled = false;
 	int			nhomes;
 	int64	   *homes;
 
+	expire_filled = false;
 	if (batch <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -245,7 +256,7 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 	nhomes = BookingAllHomes(&homes);
 	for (int i = 0; i < nhomes && expired < batch; i++)
 	{
-		HomeArgs	ha = {homes[i], now, (int32) (batch - expired), (int32) (batch - purged), batch, 0, 0};
+		HomeArgs	ha = {homes[i], now, (int32) (batch - expired), (int32) (batch - purged), batch, 0, 0, false};
 
 		/* on Citus a shard on a node that is down is skipped, and said */
 		if (BookingDistributed())
@@ -267,8 +278,10 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 			ExpireHome(&ha);
 		expired += ha.expired;
 		purged += ha.purged;
+		events_filled |= ha.events_filled;
 	}
 	SPI_finish();
+	expire_filled = expired >= batch || purged >= batch || events_filled;
 	if (unreachable > 0)
 		ereport(WARNING,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
@@ -280,4 +293,14 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 				 errdetail("Lapsed holds there still block no one; the next pass expires them.")));
 
 	PG_RETURN_INT64(expired);
+}
+
+/* whether the last hold_expire used up its batch; clears the answer */
+bool
+BookingExpireFilledTake(void)
+{
+	bool		filled = expire_filled;
+
+	expire_filled = false;
+	return filled;
 }

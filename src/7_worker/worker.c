@@ -5,6 +5,8 @@
  *	  booking.hold_expire(booking.expire_batch) every booking.expire_interval,
  *	  one transaction and one snapshot per pass, at READ COMMITTED whatever
  *	  the defaults say, in the manner of worker_spi and pg_cron's launcher.
+ *	  A pass that uses up its batch (holds expired, keys or events purged)
+ *	  is followed by the next at once.
  *	  Between passes it numbers the outbox's new events when a commit that
  *	  wrote some wakes it (at most every BOOKING_NOTIFY_INTERVAL_MS, in a
  *	  transaction of its own, 3_frame/numbering.c) and sends NOTIFY
@@ -61,6 +63,7 @@
 #include "1_ground/timeout.h"
 #include "3_frame/news.h"
 #include "3_frame/numbering.h"
+#include "6_calls/expire.h"
 #include "7_worker/launcher.h"
 #include "7_worker/worker.h"
 
@@ -113,7 +116,7 @@ BookingWorkerInit(void)
 
 	DefineCustomIntVariable("booking.expire_interval",
 							"How often the expiry worker runs booking.hold_expire().",
-							"0 disables the worker's passes.",
+							"0 disables the worker's passes; a pass that uses up its batch is followed by the next at once.",
 							&booking_expire_interval_s,
 							10, 0, INT_MAX / 1000,
 							PGC_SIGHUP,
@@ -316,14 +319,16 @@ NumberAndAnnounce(bool news)
  * RunPass: one transaction, one snapshot: check the installed version, then
  * call hold_expire and number what is committed (a transaction prepared for
  * two-phase commit sends no news when it commits).  Returns what it found;
- * *version gets the installed version when it differs from the library's.
+ * *version gets the installed version when it differs from the library's;
+ * *filled whether hold_expire used up its batch (holds, keys or events).
  */
 static WorkerState
-RunPass(char *version, size_t version_len)
+RunPass(char *version, size_t version_len, bool *filled)
 {
 	WorkerState found;
 	static char activity[64];	/* debug_query_string points here */
 
+	*filled = false;
 	snprintf(activity, sizeof(activity), "SELECT booking.hold_expire(%d)", booking_expire_batch);
 	BeginWork(activity);
 	found = InstalledState(version, version_len);
@@ -338,6 +343,7 @@ RunPass(char *version, size_t version_len)
 		if (ret != SPI_OK_SELECT)
 			elog(ERROR, "SPI_execute_with_args failed calling booking.hold_expire: %s",
 				 SPI_result_code_string(ret));
+		*filled = BookingExpireFilledTake();
 		NumberAndAnnounce(false);
 	}
 	else
@@ -407,9 +413,10 @@ WorkerStep(void)
 		{
 			char		version[NAMEDATALEN];
 			WorkerState found;
+			bool		filled;
 
 			in_pass = true;
-			found = RunPass(version, sizeof(version));
+			found = RunPass(version, sizeof(version), &filled);
 			in_pass = false;
 			/* the launcher looks again later: no process waits in such a database */
 			if (found == WORKER_NOT_INSTALLED && started_by_launcher)
@@ -419,7 +426,18 @@ WorkerStep(void)
 						(errmsg("booking expiry worker started in database \"%s\"", worker_dbname)));
 			NoteState(found, found == WORKER_OTHER_VERSION ? version : NULL);
 			backoff_steps = 0;
-			next_pass = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PassDelayMs());
+
+			/*
+			 * A batch used up means more may be waiting than a pass takes:
+			 * the next pass runs at once, until one takes less, so that holds
+			 * lapsing (or keys and events aging) faster than batch per
+			 * interval, as in a flash sale, do not pile up.  Each such pass
+			 * took a full batch, so this cannot spin on nothing.
+			 */
+			if (filled)
+				next_pass = 0;
+			else
+				next_pass = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PassDelayMs());
 			return;				/* interrupts and reloads first, then sleep */
 		}
 		timeout_ms = TimestampDifferenceMilliseconds(now, next_pass);
