@@ -988,18 +988,21 @@ declare -A SNAP_RELS=(
 	[queue]="plain_queue")
 
 # snap_sample DB SIDE LABEL: appends to $work/snap.SIDE one line: LABEL, the
-# table/index sizes in MB of SNAP_RELS[SIDE], and the events written but not
-# yet acknowledged
+# table/index sizes in MB of SNAP_RELS[SIDE], the events written but not
+# yet acknowledged, and the lapsed holds the expiry worker has not expired
+# yet (- where nothing expires)
 snap_sample() {
-	local rels backlog
+	local rels backlog lapsed="'-'"
 	rels=$(printf "'%s'," ${SNAP_RELS[$2]})
 	if [ "$2" = booking ] || [ "$2" = control ]; then
 		backlog="(SELECT count(*) FROM booking.events) - (SELECT count(*) FROM booking.deliveries WHERE acked_at IS NOT NULL)"
+		lapsed="(SELECT count(*) FROM booking.bookings WHERE status = 'pending' AND expires_at < now())"
 	else
 		backlog="(SELECT count(*) FROM plain_queue WHERE acked_at IS NULL)"
 	fi
 	qa -d "$1" -c "SELECT '$3 ' || string_agg(round(pg_table_size(r::regclass) / 1048576.0, 1)
 			|| '/' || round(pg_indexes_size(r::regclass) / 1048576.0, 1), ' ' ORDER BY o) || ' ' || ($backlog)
+			|| ' ' || $lapsed
 		FROM unnest(ARRAY[${rels%,}]) WITH ORDINALITY AS u(r, o)" >>"$work/snap.$2"
 }
 
@@ -1133,12 +1136,12 @@ scenario_snapshot() {
 				"${SNAP_TPS[$side@$i]}" "${SNAP_ACKED[$side@$i]:-0}"
 		done
 	done
-	echo "sizes in MB (table/indexes), and the events written but not acknowledged, at each sample:"
+	echo "sizes in MB (table/indexes), the events written but not acknowledged, and the lapsed holds not yet expired, at each sample:"
 	for side in booking floor queue control; do
 		printf "%-9s" "$side"
 		for rel in ${SNAP_RELS[$side]}; do printf " %18s" "${rel#booking.}"; done
-		printf " %9s\n" backlog
-		awk '{ printf "%-9s", $1; for (i = 2; i < NF; i++) printf " %18s", $i; printf " %9s\n", $NF }' "$work/snap.$side"
+		printf " %9s %9s\n" backlog lapsed
+		awk '{ printf "%-9s", $1; for (i = 2; i < NF - 1; i++) printf " %18s", $i; printf " %9s %9s\n", $(NF - 1), $NF }' "$work/snap.$side"
 	done
 	for side in booking floor queue; do
 		[ "${SNAP_HELD[$side]}" = 1 ] ||
