@@ -13,7 +13,8 @@
 #  3. booking.expire_batch: 5,000 lapsed holds go in one pass with batch
 #     10,000; with batch 1,000 and an interval of 1 h, a pass that fills its
 #     batch is followed by the next at once: five passes of at most 1,000
-#     expire them all; so are passes that purge a full batch of old keys.  (A reload runs a pass at once, which makes a pass
+#     expire them all; so are passes that purge a full batch of old keys or
+#     of old events.  (A reload runs a pass at once, which makes a pass
 #     something the test can ask for.)
 #  4. The installed extension version differs from the library's: logged
 #     once, passes skipped (a lapsed hold stays pending, same pid), and they
@@ -230,19 +231,37 @@ if section 3; then
 		"SELECT count(*) || '|' || max(n) FROM (SELECT count(*) AS n FROM booking.bookings
 		   WHERE resource_id = $big2 AND status = 'expired' GROUP BY xmin::text) p" "5|1000"
 
-	# the same for the keys' purge: 3,000 keys past a retention of 1 s
-	keyed=$(wq "SELECT booking.create_resource('worker keys', 5000)")
+	# the same for the purges, each on its own (a pass purges both, so
+	# together one would carry the other): 3,000 keys past a retention of
+	# 1 s, then 3,000 events no consumer needs past one of 1 s
+	keyed=$(wq "SELECT booking.create_resource('worker keys', 10000)")
+	keys_sql="SELECT count(*) FROM booking.idempotency_keys WHERE key LIKE 'worker-key-%'"
+	events_sql="SELECT count(*) FROM booking.events WHERE resource_id = $keyed"
 	wq "SELECT count(*) FROM generate_series(1, 3000) g,
 	      LATERAL booking.reserve_seat($keyed, 'keyed ' || g, 1, idempotency_key => 'worker-key-' || g) r
 	    WHERE r.code = 'ok'" | grep -qx 3000 || echo "#   the 3,000 keyed calls did not all succeed"
+	wcheck "3,000 keyed calls left 3,000 keys and no event (no consumer)" "SELECT ($keys_sql) || '|' || ($events_sql)" "3000|0"
 	sleep 1.2
 	set_conf booking.idempotency_retention 1s
-	if wait_for wq "SELECT count(*) FROM booking.idempotency_keys WHERE key LIKE 'worker-key-%'" 0 100; then
+	if wait_for wq "$keys_sql" 0 100; then
 		pass "booking.expire_batch = 1000: passes that purge a full batch of keys follow at once until all 3,000 are gone"
 	else fail "booking.expire_batch = 1000: passes that purge a full batch of keys follow at once until all 3,000 are gone"
-		wq "SELECT count(*) FROM booking.idempotency_keys WHERE key LIKE 'worker-key-%'" | sed 's/^/#   left: /'; fi
+		wq "$keys_sql" | sed 's/^/#   left: /'; fi
+	wq "SELECT booking.add_consumer('worker purge')" >/dev/null
+	wq "SELECT count(*) FROM generate_series(1, 3000) g,
+	      LATERAL booking.reserve_seat($keyed, 'unkeyed ' || g, 1) r WHERE r.code = 'ok'" | grep -qx 3000 ||
+		echo "#   the 3,000 calls did not all succeed"
+	wq "SELECT booking.drop_consumer('worker purge')" >/dev/null
+	wcheck "3,000 calls with a consumer left 3,000 events and no key" "SELECT ($keys_sql) || '|' || ($events_sql)" "0|3000"
+	sleep 1.2
+	set_conf booking.event_retention 1s
+	if wait_for wq "$events_sql" 0 100; then
+		pass "booking.expire_batch = 1000: passes that purge a full batch of events follow at once until all 3,000 are gone"
+	else fail "booking.expire_batch = 1000: passes that purge a full batch of events follow at once until all 3,000 are gone"
+		wq "$events_sql" | sed 's/^/#   left: /'; fi
 	check "the worker is still the same process" "$worker_sql" "$pid"
 	pq "ALTER SYSTEM RESET booking.idempotency_retention" | sed 's/^/#   /'
+	pq "ALTER SYSTEM RESET booking.event_retention" | sed 's/^/#   /'
 	set_conf booking.expire_batch 10000 booking.expire_interval 1s
 fi
 
