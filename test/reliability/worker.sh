@@ -67,6 +67,13 @@ wait_for() {
 	done
 }
 
+# wcheck_within DESCRIPTION QUERY EXPECTED TENTHS: polls the worker's database
+# until QUERY prints EXPECTED, for at most TENTHS tenths of a second
+wcheck_within() {
+	if wait_for wq "$2" "$3" "$4"; then pass "$1"
+	else fail "$1"; echo "#   expected: $3"; wq "$2" | sed 's/^/#   got:      /'; fi
+}
+
 # set_conf NAME VALUE...: ALTER SYSTEM SET for each pair, then one reload
 set_conf() {
 	while [ $# -ge 2 ]; do
@@ -222,10 +229,8 @@ if section 3; then
 	# one pass on the reload; each pass that fills its batch is followed by
 	# the next at once, although the interval is 1 h
 	pq "SELECT pg_reload_conf()" >/dev/null
-	if wait_for wq "$(pending_sql "$big2")" "0|5000" 100; then
-		pass "booking.expire_batch = 1000: passes that fill their batch follow at once until all 5,000 are expired"
-	else fail "booking.expire_batch = 1000: passes that fill their batch follow at once until all 5,000 are expired"
-		wq "$(pending_sql "$big2")" | sed 's/^/#   got: /'; fi
+	wcheck_within "booking.expire_batch = 1000: passes that fill their batch follow at once until all 5,000 are expired" \
+		"$(pending_sql "$big2")" "0|5000" 100
 	# each pass is one transaction: the expired rows' xmin tells the passes apart
 	wcheck "five passes, each expiring at most its batch of 1,000" \
 		"SELECT count(*) || '|' || max(n) FROM (SELECT count(*) AS n FROM booking.bookings
@@ -243,10 +248,8 @@ if section 3; then
 	wcheck "3,000 keyed calls left 3,000 keys and no event (no consumer)" "SELECT ($keys_sql) || '|' || ($events_sql)" "3000|0"
 	sleep 1.2
 	set_conf booking.idempotency_retention 1s
-	if wait_for wq "$keys_sql" 0 100; then
-		pass "booking.expire_batch = 1000: passes that purge a full batch of keys follow at once until all 3,000 are gone"
-	else fail "booking.expire_batch = 1000: passes that purge a full batch of keys follow at once until all 3,000 are gone"
-		wq "$keys_sql" | sed 's/^/#   left: /'; fi
+	wcheck_within "booking.expire_batch = 1000: passes that purge a full batch of keys follow at once until all 3,000 are gone" \
+		"$keys_sql" 0 100
 	wq "SELECT booking.add_consumer('worker purge')" >/dev/null
 	wq "SELECT count(*) FROM generate_series(1, 3000) g,
 	      LATERAL booking.reserve_seat($keyed, 'unkeyed ' || g, 1) r WHERE r.code = 'ok'" | grep -qx 3000 ||
@@ -255,10 +258,8 @@ if section 3; then
 	wcheck "3,000 calls with a consumer left 3,000 events and no key" "SELECT ($keys_sql) || '|' || ($events_sql)" "0|3000"
 	sleep 1.2
 	set_conf booking.event_retention 1s
-	if wait_for wq "$events_sql" 0 100; then
-		pass "booking.expire_batch = 1000: passes that purge a full batch of events follow at once until all 3,000 are gone"
-	else fail "booking.expire_batch = 1000: passes that purge a full batch of events follow at once until all 3,000 are gone"
-		wq "$events_sql" | sed 's/^/#   left: /'; fi
+	wcheck_within "booking.expire_batch = 1000: passes that purge a full batch of events follow at once until all 3,000 are gone" \
+		"$events_sql" 0 100
 	check "the worker is still the same process" "$worker_sql" "$pid"
 	pq "ALTER SYSTEM RESET booking.idempotency_retention" | sed 's/^/#   /'
 	pq "ALTER SYSTEM RESET booking.event_retention" | sed 's/^/#   /'
