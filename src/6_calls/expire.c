@@ -15,6 +15,7 @@
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "common/pg_prng.h"
 #include "utils/timestamp.h"
 
 #include "booking.h"
@@ -38,6 +39,15 @@ PG_FUNCTION_INFO_V1(booking_hold_expire);
  * expired, keys purged, or one home's events purged; more may be waiting.
  */
 static bool expire_filled = false;
+
+/*
+ * The home this backend's next hold_expire starts at (-1: none yet): the
+ * one after the home where the last pass used up its batch, so that a
+ * backlog in one home does not hold back the holds, keys, events and lines
+ * of the homes after it pass after pass.  A backend's first pass starts at
+ * a random home, for callers that make one pass per session.
+ */
+static int	expire_next_home = -1;
 
 static BookingPlan lapsed_resources_plan = {
 	"SELECT DISTINCT s.resource_id FROM (SELECT resource_id FROM booking.bookings "
@@ -236,6 +246,8 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 	bool		events_filled = false;
 	int			nhomes;
 	int64	   *homes;
+	int			start;
+	int			last;
 
 	expire_filled = false;
 	if (batch <= 0)
@@ -254,9 +266,16 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 				 errdetail("Another transaction holds a conflicting lock on one of them (a schema change, VACUUM FULL or LOCK TABLE)."),
 				 errhint("Run booking.hold_expire() again later; the expiry worker does so by itself.")));
 	nhomes = BookingAllHomes(&homes);
-	for (int i = 0; i < nhomes && expired < batch; i++)
+	if (nhomes > 0 && (expire_next_home < 0 || expire_next_home >= nhomes))
+		expire_next_home = (int) pg_prng_uint64_range(&pg_global_prng_state, 0, nhomes - 1);
+	start = expire_next_home;
+	last = start + nhomes - 1;
+	for (int k = 0; k < nhomes && expired < batch; k++)
 	{
+		int			i = (start + k) % nhomes;
 		HomeArgs	ha = {homes[i], now, (int32) (batch - expired), (int32) (batch - purged), batch, 0, 0, false};
+
+		last = start + k;
 
 		/* on Citus a shard on a node that is down is skipped, and said */
 		if (BookingDistributed())
@@ -281,6 +300,8 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 		events_filled |= ha.events_filled;
 	}
 	SPI_finish();
+	if (nhomes > 0)
+		expire_next_home = (last + 1) % nhomes;
 	expire_filled = expired >= batch || purged >= batch || events_filled;
 	if (unreachable > 0)
 		ereport(WARNING,
