@@ -247,7 +247,7 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 	int			nhomes;
 	int64	   *homes;
 	int			start;
-	int			last;
+	int			k;
 
 	expire_filled = false;
 	if (batch <= 0)
@@ -269,13 +269,10 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 	if (nhomes > 0 && (expire_next_home < 0 || expire_next_home >= nhomes))
 		expire_next_home = (int) pg_prng_uint64_range(&pg_global_prng_state, 0, nhomes - 1);
 	start = expire_next_home;
-	last = start + nhomes - 1;
-	for (int k = 0; k < nhomes && expired < batch; k++)
+	for (k = 0; k < nhomes && expired < batch; k++)
 	{
 		int			i = (start + k) % nhomes;
 		HomeArgs	ha = {homes[i], now, (int32) (batch - expired), (int32) (batch - purged), batch, 0, 0, false};
-
-		last = start + k;
 
 		/* on Citus a shard on a node that is down is skipped, and said */
 		if (BookingDistributed())
@@ -300,8 +297,9 @@ booking_hold_expire(PG_FUNCTION_ARGS)
 		events_filled |= ha.events_filled;
 	}
 	SPI_finish();
+	/* the home after the last one visited: start again, after a full round */
 	if (nhomes > 0)
-		expire_next_home = (last + 1) % nhomes;
+		expire_next_home = (start + k) % nhomes;
 	expire_filled = expired >= batch || purged >= batch || events_filled;
 	if (unreachable > 0)
 		ereport(WARNING,
