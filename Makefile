@@ -15,7 +15,9 @@ DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 PGFILEDESC = "booking - race-free reservations"
 
-PG_CPPFLAGS = -I$(srcdir)/src -DBOOKING_EXTVERSION=\"$(EXTVERSION)\"
+PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir) -DBOOKING_EXTVERSION=\"$(EXTVERSION)\"
+# libpq: 1_ground/citus_conn.c reads Citus's connections to the other nodes
+SHLIB_LINK_INTERNAL = $(libpq)
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	-Wno-sign-compare -Wno-cast-function-type $(BOOKING_CFLAGS)
 

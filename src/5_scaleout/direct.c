@@ -44,6 +44,7 @@
 #include "utils/portal.h"
 
 #include "booking.h"
+#include "1_ground/citus_conn.h"
 #include "1_ground/citus_local.h"
 #include "1_ground/shard.h"
 #include "5_scaleout/direct.h"
@@ -157,11 +158,13 @@ BookingDirectRoute(FunctionCallInfo fcinfo)
 
 /*
  * Whether the node that holds home's shard answers: true when it does, or
- * when the shard is on this node.  Citus's citus_check_connection_to_node
- * asks it over Citus's cached connection of this user to that node, the
- * one the call then takes; a node that cannot be reached makes Citus warn,
- * which the client is spared (the server log keeps it).  Called through
- * fmgr, not a statement: a statement was planned anew at every call.
+ * when the shard is on this node.  Read off Citus's connection of this user
+ * to that node, the one the call then uses (1_ground/citus_conn.c), or,
+ * where that cannot be read, asked over it with Citus's
+ * citus_check_connection_to_node, a round trip.  A node that cannot be
+ * reached makes Citus warn, which the client is spared (the server log
+ * keeps it).  The question goes through fmgr, not a statement: a statement
+ * was planned anew at every call.
  */
 bool
 BookingNodeAnswers(int64 home)
@@ -174,19 +177,22 @@ BookingNodeAnswers(int64 home)
 
 	if (!BookingShardNode(home, &nodename, &nodeport))
 		return true;
-	if (!OidIsValid(check_fn))
-	{
-		Oid			argtypes[2] = {TEXTOID, INT4OID};
-
-		check_fn = LookupFuncName(list_make2(makeString("pg_catalog"),
-											 makeString("citus_check_connection_to_node")),
-								  2, argtypes, false);
-	}
 	nestlevel = NewGUCNestLevel();
 	(void) set_config_option("client_min_messages", "error", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
-	answers = DatumGetBool(OidFunctionCall2(check_fn, CStringGetTextDatum(nodename),
-											Int32GetDatum(nodeport)));
+	if (!BookingCitusConnectionAnswers(nodename, nodeport, &answers))
+	{
+		if (!OidIsValid(check_fn))
+		{
+			Oid			argtypes[2] = {TEXTOID, INT4OID};
+
+			check_fn = LookupFuncName(list_make2(makeString("pg_catalog"),
+												 makeString("citus_check_connection_to_node")),
+									  2, argtypes, false);
+		}
+		answers = DatumGetBool(OidFunctionCall2(check_fn, CStringGetTextDatum(nodename),
+												Int32GetDatum(nodeport)));
+	}
 	AtEOXact_GUC(true, nestlevel);
 	return answers;
 }

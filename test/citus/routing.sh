@@ -206,6 +206,28 @@ check_eq "route: SELECT (reserve_seat(...)).* alone is direct" \
 	"$(route_of "$seat1" "SELECT (booking.reserve_seat($seat1, 'route fields', 1)).*")" direct
 check "route: ... and books one seat" \
 	"SELECT count(*) FROM booking.bookings WHERE resource_id = $seat1 AND guest = 'route fields'" 1
+# (0.9.0) whether the node answers is read off Citus's connection to it
+# (1_ground/citus_conn.c) where booking finds Citus's functions (a Citus
+# built for PostgreSQL 15); elsewhere it is asked with a statement, SELECT 1
+# questions_of RESOURCE SQL...: SELECT 1s on the worker of RESOURCE while
+# one session on the coordinator runs each SQL as a statement of its own
+questions_of() {
+	local node sql args=()
+	node=$(worker_of "$1")
+	shift
+	for sql in "$@"; do args+=(-c "$sql"); done
+	stats_reset
+	npsql coord -At -d "$CITUS_DB" "${args[@]}" >/dev/null 2>&1
+	npsql "$node" -At -d postgres -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements
+		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$CITUS_DB') AND $MAINTENANCE
+		  AND query ~ '^SELECT [$]1$'"
+}
+questions=1
+[ "$(q "SHOW server_version_num")" -lt 160000 ] && questions=0
+check_eq "route: the direct route sends the node $questions statement(s) besides the call to ask whether it answers" \
+	"$(questions_of "$seat1" "SELECT code FROM booking.reserve_seat($seat1, 'route question', 1)")" "$questions"
+check_eq "route: ... and so after a call in the same session" \
+	"$(questions_of "$seat1" "SELECT code FROM booking.reserve_seat($seat1, 'route question', 1)" "SELECT code FROM booking.reserve_seat($seat1, 'route question', 1)")" "$((2 * questions))"
 check_eq "route: with booking.direct_route off, guarded" \
 	"$(PGOPTIONS='-c booking.direct_route=off' route_of "$seat1" "SELECT code FROM booking.reserve_seat($seat1, 'route', 1)")" guarded
 check_eq "route: in a transaction block, guarded" \
