@@ -15,11 +15,12 @@
  *
  *	  Citus 13's GetNodeConnection is found in the loaded library by name,
  *	  as 1_ground/citus_local.c finds its functions, and the libpq
- *	  connection is read from the head of the MultiConnection it returns,
- *	  which is used only when the head names the node, the user and the
- *	  database asked for.  Where either fails (a Citus built for
- *	  PostgreSQL 16 or later hides its functions) the caller cannot be told
- *	  and asks the node instead.
+ *	  connection is read from the head of the MultiConnection it returns.
+ *	  That head is Citus 13's: only a library that says it is Citus 13 is
+ *	  read, and only when the head names the node, the user and the
+ *	  database asked for.  Where any of this fails (a Citus built for
+ *	  PostgreSQL 16 or later hides its functions; another major of Citus)
+ *	  the caller cannot be told and asks the node instead.
  *
  *	  Layer 1, the ground.  Takes no locks.
  */
@@ -29,6 +30,7 @@
 #include "fmgr.h"
 #include "libpq-fe.h"
 #include "miscadmin.h"
+#include "utils/builtins.h"
 
 #include "booking.h"
 #include "1_ground/citus_conn.h"
@@ -64,9 +66,22 @@ BookingCitusConnectionAnswers(const char *nodename, int32 nodeport, bool *answer
 
 	if (!looked)
 	{
-		get_node_connection = (CitusGetNodeConnectionFn)
-			load_external_function("citus", "GetNodeConnection", false, NULL);
+		PGFunction	version = load_external_function("citus", "citus_version", false, NULL);
+
 		looked = true;
+		if (version != NULL)
+		{
+			LOCAL_FCINFO(fcinfo, 0);
+			char	   *v;
+
+			/* citus_version() takes no argument and reads nothing of its call */
+			InitFunctionCallInfoData(*fcinfo, NULL, 0, InvalidOid, NULL, NULL);
+			v = text_to_cstring(DatumGetTextPP(version(fcinfo)));
+			if (strncmp(v, "Citus 13.", 9) == 0)
+				get_node_connection = (CitusGetNodeConnectionFn)
+					load_external_function("citus", "GetNodeConnection", false, NULL);
+			pfree(v);
+		}
 	}
 	if (get_node_connection == NULL)
 		return false;
