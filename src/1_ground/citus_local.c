@@ -17,7 +17,7 @@
  *	  and on another node commits with two phases.
  *
  *	  Citus 13's functions are found in the loaded library by name, here
- *	  only.  A Citus
+ *	  and in citus_conn.c (its connections).  A Citus
  *	  built for PostgreSQL 16 or later hides them (modules are built with
  *	  hidden symbols there): then booking cannot ask or tell, and goes on as
  *	  before: it works on the shards here unless the session turned local
